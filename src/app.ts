@@ -1,0 +1,88 @@
+/**
+ * buildApp(): the Fastify instance for a configuration and a set of resource
+ * definitions. The order in which plugins are registered lives here only.
+ */
+import { randomUUID } from 'node:crypto'
+import type { IncomingMessage } from 'node:http'
+import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify'
+import type { Config } from './config.js'
+import { buildValidator } from './http/validator.js'
+import { CURRENT_VERSION, rewriteVersionedUrl } from './http/versions.js'
+import { healthRoutes } from './plugins/health.js'
+import jsonBody from './plugins/json-body.js'
+import { trackRouteMethods } from './plugins/method-not-allowed.js'
+import openapi from './plugins/openapi.js'
+import problems, { clientErrorHandler } from './plugins/problems.js'
+import storePlugin from './plugins/store.js'
+import type { ResourceDefinition } from './resources/define.js'
+import { deriveNestedSchemas, deriveSchemas } from './resources/derive.js'
+import { buildModel } from './resources/model.js'
+import { DEFAULT_MAX_LIMIT } from './resources/query.js'
+import { resourcePrefix, resourceRoutes } from './resources/routes.js'
+import { openStore } from './store/open.js'
+import type { Store } from './store/store.js'
+
+export interface AppOptions {
+  readonly config: Config
+  readonly definitions: readonly ResourceDefinition[]
+  /** A store to use instead of opening DATABASE_URL (tests of failure modes). */
+  readonly store?: Store
+}
+
+const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
+
+/** A client's X-Request-Id is kept when it is short and plain, so logs can be correlated across services. */
+export function requestIdFor (request: IncomingMessage): string {
+  const given = request.headers['x-request-id']
+  return typeof given === 'string' && SANE_REQUEST_ID.test(given) ? given : randomUUID()
+}
+
+export function loggerOptions (config: Config): FastifyServerOptions['logger'] {
+  return {
+    level: config.logLevel,
+    // Credentials must never reach a log line, whichever serializer logs headers.
+    redact: { paths: ['req.headers.authorization', 'req.headers.cookie', 'headers.authorization'], censor: '[redacted]' }
+  }
+}
+
+export async function buildApp ({ config, definitions, store: givenStore }: AppOptions): Promise<FastifyInstance> {
+  const model = buildModel(definitions)
+  const store = givenStore ?? openStore(model, config)
+  const app = Fastify({
+    logger: loggerOptions(config),
+    genReqId: requestIdFor,
+    logController: new LogController({ requestIdLogLabel: 'requestId' }),
+    bodyLimit: config.bodyLimit,
+    requestTimeout: config.requestTimeoutMs,
+    return503OnClosing: true,
+    rewriteUrl: rewriteVersionedUrl,
+    clientErrorHandler,
+    routerOptions: { ignoreTrailingSlash: true },
+    schemaController: { compilersFactory: { buildValidator: buildValidator() } }
+  })
+  try {
+    const { applied } = await store.migrate()
+    if (applied.length > 0) app.log.info({ applied }, 'database schema updated')
+  } catch (error) {
+    await store.close()
+    throw error
+  }
+
+  app.addHook('onRequest', async function echoRequestId (request, reply) {
+    reply.header('x-request-id', request.id)
+  })
+  const methods = trackRouteMethods(app)
+  await app.register(problems)
+  await app.register(jsonBody)
+  await app.register(storePlugin, { store })
+  await app.register(openapi, { resources: model.resources, publicUrl: config.publicUrl, version: CURRENT_VERSION })
+  for (const resource of model.resources) {
+    for (const schema of [...deriveSchemas(resource), ...deriveNestedSchemas(model, resource)]) app.addSchema(schema)
+  }
+  await app.register(healthRoutes)
+  for (const resource of model.resources) {
+    await app.register(resourceRoutes, { prefix: resourcePrefix(resource), model, resource, maxLimit: DEFAULT_MAX_LIMIT })
+  }
+  methods.registerFallbacks(app)
+  return app
+}

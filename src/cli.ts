@@ -1,0 +1,63 @@
+#!/usr/bin/env node
+/**
+ * resourcery serve | migrate | openapi [--check]
+ */
+import { mkdir, readFile, writeFile } from 'node:fs/promises'
+import { dirname } from 'node:path'
+import { resources } from '../schemas/index.js'
+import { loadConfig } from './config.js'
+import { openapiDocument } from './openapi-document.js'
+import { buildModel } from './resources/model.js'
+import { openStore } from './store/open.js'
+import { reportStartupFailure, startServer } from './server.js'
+
+const USAGE = `usage: resourcery <command>
+
+commands:
+  serve              start the HTTP server (configured by environment variables)
+  migrate            create or additively extend the database tables, then exit
+  openapi [FILE]     write the OpenAPI document (default openapi/openapi.json)
+  openapi --check [FILE]
+                     exit 1 if FILE is not what the definitions generate
+`
+
+async function migrate (): Promise<void> {
+  const config = loadConfig(process.env)
+  const store = openStore(buildModel(resources), config)
+  try {
+    const { applied } = await store.migrate()
+    process.stdout.write(applied.length === 0 ? 'the database is up to date\n' : `${applied.join('\n')}\n`)
+  } finally {
+    await store.close()
+  }
+}
+
+async function openapi (args: string[]): Promise<void> {
+  const check = args.includes('--check')
+  const file = args.find(arg => !arg.startsWith('--')) ?? 'openapi/openapi.json'
+  const document = await openapiDocument(resources)
+  if (check) {
+    const current = await readFile(file, 'utf8').catch(() => '')
+    if (current !== document) {
+      process.stderr.write(`${file} is stale: run npm run openapi\n`)
+      process.exit(1)
+    }
+    return
+  }
+  await mkdir(dirname(file), { recursive: true })
+  await writeFile(file, document)
+  process.stdout.write(`wrote ${file}\n`)
+}
+
+async function main ([command, ...args]: string[]): Promise<void> {
+  switch (command) {
+    case 'serve': await startServer(process.env); return
+    case 'migrate': await migrate(); return
+    case 'openapi': await openapi(args); return
+    default:
+      process.stderr.write(USAGE)
+      process.exit(command === undefined || command === 'help' || command === '--help' ? 0 : 2)
+  }
+}
+
+main(process.argv.slice(2)).catch(reportStartupFailure)

@@ -1,0 +1,74 @@
+/**
+ * Every setting the service reads, as one TypeBox schema of environment
+ * variables. `loadConfig` checks them all at once and names each bad variable
+ * with what it expects, so a misconfigured deploy fails at start with a
+ * message that says what to fix.
+ */
+import { Type, type Static, type TSchema } from '@sinclair/typebox'
+import { Value } from '@sinclair/typebox/value'
+
+export const Settings = Type.Object({
+  NODE_ENV: Type.Union([Type.Literal('development'), Type.Literal('production'), Type.Literal('test')], {
+    default: 'development', description: 'production tightens defaults that are convenient in development.'
+  }),
+  HOST: Type.String({ minLength: 1, default: '127.0.0.1', description: 'Address to listen on.' }),
+  PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 3000, description: 'TCP port to listen on (0 picks a free one).' }),
+  DATABASE_URL: Type.String({
+    pattern: '^(sqlite:.+|postgres(ql)?://.+)$',
+    default: 'sqlite:./data/app.db',
+    description: '`sqlite:<file>` (created on first start) or `postgres://user@host:port/db`.'
+  }),
+  SQLITE_SYNCHRONOUS: Type.Union([Type.Literal('FULL'), Type.Literal('NORMAL'), Type.Literal('EXTRA')], {
+    default: 'FULL', description: 'FULL: an acknowledged write survives a power loss. NORMAL: only a process crash, but faster.'
+  }),
+  LOG_LEVEL: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map(level => Type.Literal(level)), {
+    default: 'info', description: 'pino log level.'
+  }),
+  BODY_LIMIT: Type.Integer({ minimum: 1024, default: 1048576, description: 'Largest accepted request body in bytes (larger: 413).' }),
+  REQUEST_TIMEOUT_MS: Type.Integer({ minimum: 1000, default: 30000, description: 'Longest time to receive a whole request.' }),
+  SHUTDOWN_TIMEOUT_MS: Type.Integer({ minimum: 100, default: 10000, description: 'On SIGTERM / SIGINT, longest wait for in-flight requests before exiting anyway.' }),
+  PUBLIC_URL: Type.String({ default: '', description: 'Base URL clients use (e.g. https://api.example.com); the OpenAPI `servers` entry. Empty: relative.' })
+})
+
+export type Settings = Static<typeof Settings>
+
+type CamelCase<S extends string> = S extends `${infer Head}_${infer Tail}` ? `${Lowercase<Head>}${Capitalize<CamelCase<Tail>>}` : Lowercase<S>
+export type Config = { readonly [K in keyof Settings as CamelCase<K & string>]: Settings[K] }
+
+export class ConfigError extends Error {
+  override name = 'ConfigError'
+  constructor (readonly problems: readonly string[]) {
+    super(`invalid configuration:\n  ${problems.join('\n  ')}`)
+  }
+}
+
+const camel = (name: string): string =>
+  name.toLowerCase().replace(/_([a-z])/g, (_match, letter: string) => letter.toUpperCase())
+
+function expectation (schema: TSchema): string {
+  if (schema.anyOf !== undefined) return `one of ${(schema.anyOf as TSchema[]).map(option => String(option.const)).join(', ')}`
+  if (schema.type === 'integer') return `a whole number${schema.minimum === undefined ? '' : ` from ${String(schema.minimum)}`}${schema.maximum === undefined ? '' : ` to ${String(schema.maximum)}`}`
+  return schema.description ?? 'a valid value'
+}
+
+/** Strings from the environment → typed values; no lenient coercion (`1e3`, `0x10` are refused). */
+function parse (schema: TSchema, raw: string): unknown {
+  if (schema.type === 'integer') return /^-?(0|[1-9][0-9]*)$/.test(raw) ? Number(raw) : raw
+  return raw
+}
+
+export function loadConfig (env: Readonly<Record<string, string | undefined>>): Config {
+  const problems: string[] = []
+  const config: Record<string, unknown> = {}
+  for (const [name, schema] of Object.entries(Settings.properties) as Array<[string, TSchema]>) {
+    const raw = env[name]
+    const value = raw === undefined || raw === '' ? schema.default as unknown : parse(schema, raw.trim())
+    if (!Value.Check(schema, value)) {
+      problems.push(`${name}=${JSON.stringify(raw)} is not valid: expected ${expectation(schema)}`)
+      continue
+    }
+    config[camel(name)] = value
+  }
+  if (problems.length > 0) throw new ConfigError(problems)
+  return Object.freeze(config) as Config
+}

@@ -1,0 +1,79 @@
+/**
+ * The only request body format: JSON (and JSON Merge Patch), parsed strictly.
+ * Bytes that are not UTF-8, nesting deeper than any schema allows, prototype
+ * keys and strings a database cannot store exactly (NUL, lone surrogates) are
+ * refused here with a 400 instead of being changed or crashing a later layer.
+ */
+import secureJson from 'secure-json-parse'
+import { invalid, MalformedBody } from '../errors.js'
+
+export const JSON_MEDIA_TYPE = 'application/json'
+export const MERGE_PATCH_MEDIA_TYPE = 'application/merge-patch+json'
+
+/** Deeper than any resource schema nests; stops stack-hungry payloads before they are walked. */
+export const MAX_JSON_DEPTH = 32
+
+const utf8 = new TextDecoder('utf-8', { fatal: true })
+
+/** Nesting depth of the outermost structure, counted without recursion. Strings are skipped. */
+export function exceedsDepth (text: string, limit: number): boolean {
+  let depth = 0
+  let inString = false
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i)
+    if (inString) {
+      if (code === 0x5c) i++ // skip the escaped character
+      else if (code === 0x22) inString = false
+    } else if (code === 0x22) {
+      inString = true
+    } else if (code === 0x7b || code === 0x5b) {
+      if (++depth > limit) return true
+    } else if (code === 0x7d || code === 0x5d) {
+      depth--
+    }
+  }
+  return false
+}
+
+/** NUL or an unpaired surrogate anywhere in a string value or key, with its pointer. */
+function findUnstorable (value: unknown, pointer: string): string | undefined {
+  if (typeof value === 'string') {
+    // eslint-disable-next-line no-control-regex
+    return /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/.test(value) ? pointer : undefined
+  }
+  if (typeof value !== 'object' || value === null) return undefined
+  for (const [key, item] of Object.entries(value)) {
+    const found = findUnstorable(key, pointer) ?? findUnstorable(item, `${pointer}/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`)
+    if (found !== undefined) return found
+  }
+  return undefined
+}
+
+// Only escapes can produce NUL or a lone surrogate in valid UTF-8 JSON, so the walk runs only when one is present.
+const SUSPICIOUS_ESCAPE = /\\u(0000|d[89a-f])/i
+
+export function parseJsonBody (body: Buffer): unknown {
+  let text: string
+  try {
+    text = utf8.decode(body)
+  } catch {
+    throw new MalformedBody('the body is not valid UTF-8')
+  }
+  if (text.trim() === '') throw new MalformedBody('the body is empty; send a JSON value')
+  if (exceedsDepth(text, MAX_JSON_DEPTH)) throw new MalformedBody(`the body nests deeper than ${MAX_JSON_DEPTH} levels`)
+  let value: unknown
+  try {
+    value = secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' })
+  } catch (error) {
+    const message = (error as Error).message
+    if (/prototype/i.test(message)) throw invalid([{ in: 'body', pointer: '', detail: 'must not contain __proto__ or constructor.prototype keys' }])
+    throw new MalformedBody(`the body is not valid JSON: ${message}`)
+  }
+  if (SUSPICIOUS_ESCAPE.test(text)) {
+    const pointer = findUnstorable(value, '')
+    if (pointer !== undefined) {
+      throw invalid([{ in: 'body', pointer, detail: 'must not contain NUL characters or unpaired UTF-16 surrogates' }])
+    }
+  }
+  return value
+}

@@ -1,0 +1,81 @@
+/**
+ * Request validation: Fastify's Ajv with the lenient defaults turned off (no
+ * stripping of unknown properties, no type coercion of bodies, every error
+ * reported), plus strict conversion of path and query strings. Ajv's own
+ * coercion would accept `0x10`, `1e3` or round numbers past 2^53; here only
+ * plain decimal digits become numbers, and anything else fails validation.
+ */
+import { AjvCompiler } from '@fastify/ajv-compiler'
+import type { FastifyServerOptions } from 'fastify'
+
+export const AJV_OPTIONS = {
+  removeAdditional: false,
+  coerceTypes: false,
+  useDefaults: true,
+  allErrors: true
+} as const
+
+interface PartSchema {
+  type?: string
+  properties?: Record<string, { type?: string }>
+}
+
+type Validate = ((data: unknown) => boolean | Promise<unknown>) & { errors?: unknown }
+
+const INTEGER = /^-?(0|[1-9][0-9]*)$/
+const DECIMAL = /^-?(0|[1-9][0-9]*)(\.[0-9]+)?$/
+
+/** Converts the string value of a declared property to its declared type, when it is written strictly. */
+export function convertString (type: string | undefined, raw: string): unknown {
+  if (type === 'integer' && INTEGER.test(raw)) {
+    const value = Number(raw)
+    return Number.isSafeInteger(value) ? value : raw
+  }
+  if (type === 'number' && DECIMAL.test(raw)) return Number(raw)
+  if (type === 'boolean' && (raw === 'true' || raw === 'false')) return raw === 'true'
+  return raw
+}
+
+function strictStrings (schema: PartSchema, validate: Validate): Validate {
+  const properties = Object.entries(schema.properties ?? {})
+  const check: Validate = function validateStrings (data: unknown) {
+    if (typeof data === 'object' && data !== null) {
+      const values = data as Record<string, unknown>
+      for (const [name, property] of properties) {
+        const raw = values[name]
+        if (typeof raw === 'string') values[name] = convertString(property.type, raw)
+      }
+    }
+    const valid = validate(data)
+    check.errors = validate.errors
+    return valid
+  }
+  return check
+}
+
+interface RoutePart {
+  schema: unknown
+  method: string
+  url: string
+  httpPart?: string
+}
+
+type ExternalSchemas = Record<string, unknown>
+type PoolOptions = { customOptions?: Record<string, unknown> } | undefined
+/** The pool's runtime shape (its published types describe an older signature). */
+type CompilerPool = (externalSchemas: ExternalSchemas, options: PoolOptions) => (route: RoutePart) => Validate
+
+type BuildValidator = NonNullable<NonNullable<NonNullable<FastifyServerOptions['schemaController']>['compilersFactory']>['buildValidator']>
+
+export function buildValidator (): BuildValidator {
+  const pool = AjvCompiler() as unknown as CompilerPool
+  const build = function buildStrictValidator (externalSchemas: ExternalSchemas, options: PoolOptions) {
+    const compile = pool(externalSchemas, { ...options, customOptions: { ...options?.customOptions, ...AJV_OPTIONS } })
+    return function compileRoutePart (route: RoutePart): Validate {
+      const validate = compile(route)
+      if (route.httpPart !== 'params' && route.httpPart !== 'querystring') return validate
+      return strictStrings(route.schema as PartSchema, validate)
+    }
+  }
+  return build as unknown as BuildValidator
+}

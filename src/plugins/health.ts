@@ -1,0 +1,54 @@
+/**
+ * Liveness (`/health`: the process answers) and readiness (`/ready`: the
+ * database answers too, within a bound), public and outside any version.
+ */
+import { Type } from '@sinclair/typebox'
+import type { FastifyInstance } from 'fastify'
+import { StoreUnavailable } from '../errors.js'
+import { jsonResponse, problemResponses } from '../resources/responses.js'
+
+const READY_TIMEOUT_MS = 2000
+
+const Status = Type.Object({ status: Type.String() }, { additionalProperties: false })
+
+async function withinDeadline (work: Promise<void>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined
+  const deadline = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms)
+  })
+  try {
+    await Promise.race([work, deadline])
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
+export async function healthRoutes (app: FastifyInstance): Promise<void> {
+  app.get('/health', {
+    schema: {
+      tags: ['operations'],
+      operationId: 'getHealth',
+      summary: 'Liveness: the process is up',
+      response: { 200: jsonResponse('The process is up.', Status), ...problemResponses([]) }
+    }
+  }, async function health () {
+    return { status: 'ok' }
+  })
+
+  app.get('/ready', {
+    schema: {
+      tags: ['operations'],
+      operationId: 'getReadiness',
+      summary: 'Readiness: the database answers',
+      response: { 200: jsonResponse('Ready to serve requests.', Status), ...problemResponses([]) }
+    }
+  }, async function ready (request) {
+    try {
+      await withinDeadline(app.store.ping(), READY_TIMEOUT_MS)
+    } catch (error) {
+      request.log.warn({ err: error }, 'database is not reachable')
+      throw new StoreUnavailable('the database is not reachable')
+    }
+    return { status: 'ready' }
+  })
+}

@@ -1,0 +1,54 @@
+/**
+ * Fastify answers 404 for a known path with an unknown method. This records
+ * the methods of every path as routes are added and, once they all are,
+ * registers one hidden route per path that answers the rest: 405 with `Allow`,
+ * and OPTIONS with 204 + `Allow`.
+ */
+import type { FastifyInstance, HTTPMethods } from 'fastify'
+import { MethodNotAllowed } from '../errors.js'
+
+const METHODS: readonly HTTPMethods[] = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']
+const fallbackMarker = Symbol('resourcery.methodFallback')
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    [fallbackMarker]?: true
+  }
+}
+
+export interface MethodTracker {
+  /** Registers the 405 / OPTIONS routes; call after every other route is registered. */
+  registerFallbacks (app: FastifyInstance): void
+}
+
+export function trackRouteMethods (app: FastifyInstance): MethodTracker {
+  const methodsByUrl = new Map<string, Set<string>>()
+  app.addHook('onRoute', function recordMethods (route) {
+    if (route.config?.[fallbackMarker] === true || route.url.includes('*')) return
+    const methods = methodsByUrl.get(route.url) ?? new Set<string>()
+    for (const method of [route.method].flat()) methods.add(method)
+    if (methods.has('GET')) methods.add('HEAD')
+    methodsByUrl.set(route.url, methods)
+  })
+
+  return {
+    registerFallbacks (target: FastifyInstance): void {
+      for (const [url, methods] of methodsByUrl) {
+        const allow = [...METHODS.filter(method => methods.has(method) || method === 'OPTIONS')].join(', ')
+        const missing = METHODS.filter(method => !methods.has(method))
+        if (missing.length === 0) continue
+        target.route({
+          method: missing,
+          url,
+          schema: { hide: true },
+          config: { [fallbackMarker]: true },
+          handler: async function methodNotAllowed (request, reply) {
+            reply.header('allow', allow)
+            if (request.method === 'OPTIONS') return await reply.code(204).send()
+            throw new MethodNotAllowed(`${request.method} is not allowed here; allowed: ${allow}`)
+          }
+        })
+      }
+    }
+  }
+}

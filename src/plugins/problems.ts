@@ -1,0 +1,100 @@
+/**
+ * One error path for the whole service: the error handler, the not-found
+ * handler and the raw-socket client-error handler all answer with RFC 9457
+ * problem details, and unexpected errors are logged, never shown.
+ */
+import { STATUS_CODES } from 'node:http'
+import type { Socket } from 'node:net'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import fp from 'fastify-plugin'
+import { BodyTooLarge, RouteNotFound, UnknownVersion, UnsupportedMediaType } from '../errors.js'
+import { PROBLEM_MEDIA_TYPE, Problem, problemBody, toProblem } from '../http/problem.js'
+import { API_VERSIONS } from '../http/versions.js'
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Body properties that are read-only on this route, so validation can say so. */
+    readOnly?: readonly string[]
+    /** Request media types this route accepts, for 415 and Accept-Post / Accept-Patch. */
+    accepts?: readonly string[]
+  }
+}
+
+export function instanceOf (url: string): string {
+  const query = url.indexOf('?')
+  return query === -1 ? url : url.slice(0, query)
+}
+
+/** Fastify's own client errors, restated so the detail tells the client what to send instead. */
+function restate (request: FastifyRequest, error: unknown): unknown {
+  const code = (error as { code?: unknown } | null)?.code
+  if (code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
+    const accepts = request.routeOptions.config?.accepts ?? ['application/json']
+    const given = request.headers['content-type']
+    return new UnsupportedMediaType(`${given === undefined ? 'a body without Content-Type' : `Content-Type ${given}`} is not accepted here; send ${accepts.join(' or ')}`)
+  }
+  if (code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+    return new BodyTooLarge(`the body is larger than the limit of ${request.routeOptions.bodyLimit ?? request.server.initialConfig.bodyLimit} bytes`)
+  }
+  return error
+}
+
+function sendProblem (request: FastifyRequest, reply: FastifyReply, original: unknown): FastifyReply {
+  const error = restate(request, original)
+  const answer = toProblem(error, {
+    instance: instanceOf(request.url),
+    requestId: request.id,
+    readOnly: request.routeOptions.config?.readOnly
+  })
+  if (answer.unexpected) request.log.error({ err: error }, 'unexpected error')
+  else request.log.info({ status: answer.status, problem: answer.body.type, detail: answer.body.detail }, 'request refused')
+  if (answer.status === 415 || answer.status === 405) {
+    const accepts = request.routeOptions.config?.accepts
+    if (accepts !== undefined && request.method === 'POST') reply.header('accept-post', accepts.join(', '))
+    if (accepts !== undefined && request.method === 'PATCH') reply.header('accept-patch', accepts.join(', '))
+  }
+  return reply.code(answer.status).header('cache-control', 'no-store').type(PROBLEM_MEDIA_TYPE).send(answer.body)
+}
+
+function notFound (request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  const path = instanceOf(request.url)
+  const version = /^\/v([^/]+)(\/|$)/.exec(path)?.[1]
+  if (version !== undefined && !API_VERSIONS.includes(version)) {
+    return sendProblem(request, reply, new UnknownVersion(`API version ${version} does not exist; available: ${API_VERSIONS.join(', ')}`))
+  }
+  return sendProblem(request, reply, new RouteNotFound(`nothing is at ${request.method} ${path}`))
+}
+
+/**
+ * Errors Node's HTTP parser meets before Fastify sees a request (malformed
+ * request line, headers too large, timeouts) are answered on the raw socket.
+ */
+export function clientErrorHandler (error: Error & { code?: string }, socket: Socket): void {
+  if (error.code === 'ECONNRESET' || !socket.writable) {
+    socket.destroy()
+    return
+  }
+  const status = error.code === 'HPE_HEADER_OVERFLOW' ? 431 : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400
+  const requestId = crypto.randomUUID()
+  const body = JSON.stringify(problemBody(status, `the request could not be read (${STATUS_CODES[status] ?? 'bad request'})`, { instance: '', requestId }))
+  socket.end([
+    `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}`,
+    `content-type: ${PROBLEM_MEDIA_TYPE}`,
+    `content-length: ${Buffer.byteLength(body)}`,
+    'cache-control: no-store',
+    `x-request-id: ${requestId}`,
+    'connection: close',
+    '',
+    body
+  ].join('\r\n'))
+}
+
+async function problems (app: FastifyInstance): Promise<void> {
+  app.addSchema(Problem)
+  app.setErrorHandler(function handleError (error, request, reply) {
+    return sendProblem(request, reply, error)
+  })
+  app.setNotFoundHandler(notFound)
+}
+
+export default fp(problems, { name: 'resourcery-problems' })

@@ -1,0 +1,139 @@
+/**
+ * Definition → the JSON schemas of a resource: its representation and the
+ * create, replace and merge-patch bodies. Every schema has a stable `$id`
+ * (`Project`, `ProjectCreate`, …) so it is registered once and referenced by
+ * routes and by the OpenAPI document alike.
+ */
+import { Type, type TObject, type TProperties, type TSchema } from '@sinclair/typebox'
+import type { Field, Model, Resource } from './model.js'
+
+export const MAX_ID = Number.MAX_SAFE_INTEGER
+
+export interface ResourceSchemaIds {
+  readonly representation: string
+  readonly create: string
+  readonly replace: string
+  readonly patch: string
+}
+
+export function schemaIds (resource: Resource): ResourceSchemaIds {
+  const stem = resource.typeName
+  return { representation: stem, create: `${stem}Create`, replace: `${stem}Replace`, patch: `${stem}Patch` }
+}
+
+/** The id of the body schema for creating `child` through `/v1/{parent}/{id}/{relation}`. */
+export function nestedCreateId (child: Resource, parent: Resource): string {
+  return `${child.typeName}CreateIn${parent.typeName}`
+}
+
+export const Id = Type.Integer({ minimum: 1, maximum: MAX_ID, description: 'Assigned by the service.' })
+export const Timestamp = Type.String({ format: 'date-time', description: 'RFC 3339, UTC, with milliseconds.' })
+
+/** A copy of a field schema without `default`, for places where defaults must not be applied. */
+function withoutDefault (schema: TSchema): TSchema {
+  const { default: _ignored, ...rest } = schema
+  return rest as TSchema
+}
+
+function linksSchema (resource: Resource): TObject {
+  const properties: TProperties = { self: Type.String({ description: `This ${resource.singular}.` }) }
+  for (const child of resource.children) {
+    properties[child.name] = Type.String({ description: `The ${child.child} of this ${resource.singular}.` })
+  }
+  for (const parent of resource.parents) {
+    properties[parent.name] = Type.Optional(Type.String({ description: `The ${parent.name} this ${resource.singular} belongs to; absent when ${parent.foreignKey} is not set.` }))
+  }
+  return Type.Object(properties, { additionalProperties: false, readOnly: true, description: 'Relation name → canonical path.' })
+}
+
+/** Read-only properties a client may echo back unchanged on PUT / PATCH. */
+function echoableReadOnly (resource: Resource): TProperties {
+  const properties: TProperties = {
+    id: Type.Optional(Type.Integer({ readOnly: true })),
+    links: Type.Optional(Type.Object({}, { readOnly: true, additionalProperties: Type.String() })),
+    createdAt: Type.Optional(Type.String({ readOnly: true })),
+    updatedAt: Type.Optional(Type.String({ readOnly: true }))
+  }
+  if (resource.owner !== undefined) properties[resource.owner] = Type.Optional(Type.String({ readOnly: true }))
+  return properties
+}
+
+/** The names a client must never set (POST) or change (PUT / PATCH). */
+export function readOnlyNames (resource: Resource): string[] {
+  return ['id', 'links', 'createdAt', 'updatedAt', ...(resource.owner === undefined ? [] : [resource.owner])]
+}
+
+function representationSchema (resource: Resource): TObject {
+  const properties: TProperties = { id: { ...Id, readOnly: true } }
+  for (const field of resource.fields.values()) {
+    if (field.writeOnly) continue
+    // A defaulted field always has a value, so clients may rely on it being present.
+    const schema = withoutDefault(field.schema)
+    properties[field.name] = field.required || field.hasDefault ? schema : Type.Optional(schema)
+  }
+  if (resource.owner !== undefined) {
+    properties[resource.owner] = Type.Optional(Type.String({ readOnly: true, description: 'Subject of the credential that created it.' }))
+  }
+  properties.links = linksSchema(resource)
+  properties.createdAt = { ...Timestamp, readOnly: true }
+  properties.updatedAt = { ...Timestamp, readOnly: true }
+  const deprecated = resource.definition.deprecated !== undefined && resource.definition.deprecated !== false
+  return Type.Object(properties, {
+    $id: schemaIds(resource).representation,
+    additionalProperties: false,
+    description: resource.definition.description,
+    ...(deprecated ? { deprecated: true } : {})
+  })
+}
+
+function writableProperties (resource: Resource, map: (field: Field) => TSchema): TProperties {
+  const properties: TProperties = {}
+  for (const field of resource.fields.values()) properties[field.name] = map(field)
+  return properties
+}
+
+const asDeclared = (field: Field): TSchema => field.required ? field.schema : Type.Optional(field.schema)
+
+/** Merge-patch property: absent = unchanged; `null` = remove (optional) or reset (defaulted). */
+function patchProperty (field: Field): TSchema {
+  const schema = withoutDefault(field.schema)
+  const nullable = !field.required || field.hasDefault
+  return Type.Optional(nullable ? Type.Union([schema, Type.Null()]) : schema)
+}
+
+export function deriveSchemas (resource: Resource): TObject[] {
+  const ids = schemaIds(resource)
+  const example = resource.definition.example
+  const examples = example === undefined ? {} : { examples: [example] }
+  return [
+    representationSchema(resource),
+    Type.Object(writableProperties(resource, asDeclared), {
+      $id: ids.create, additionalProperties: false, description: `A new ${resource.singular}.`, ...examples
+    }),
+    Type.Object({ ...writableProperties(resource, asDeclared), ...echoableReadOnly(resource) }, {
+      $id: ids.replace,
+      additionalProperties: false,
+      description: `Every writable field of the ${resource.singular}: a missing optional field is removed, a missing defaulted field is reset. Read-only fields may be echoed back unchanged.`,
+      ...examples
+    }),
+    Type.Object({ ...writableProperties(resource, patchProperty), ...echoableReadOnly(resource) }, {
+      $id: ids.patch,
+      additionalProperties: false,
+      description: `JSON Merge Patch (RFC 7396) of a ${resource.singular}: absent fields stay, null removes an optional field or restores a default.`
+    })
+  ]
+}
+
+/** Create bodies for related collections: the child's create schema without the foreign key. */
+export function deriveNestedSchemas (model: Model, resource: Resource): TObject[] {
+  return resource.parents.map(link => {
+    const parent = model.get(link.parent)
+    const properties = writableProperties(resource, asDeclared)
+    delete properties[link.foreignKey]
+    return Type.Object(properties, {
+      $id: nestedCreateId(resource, parent),
+      additionalProperties: false,
+      description: `A new ${resource.singular} in a ${parent.singular}; ${link.foreignKey} comes from the path.`
+    })
+  })
+}

@@ -1,0 +1,123 @@
+/**
+ * The generic handlers every resource gets: list, get, create, replace,
+ * update (merge patch) and remove, plus listing and creating through a
+ * has-many relation. They speak only to the Store and know no resource.
+ */
+import type { FastifyReply, FastifyRequest, RouteHandlerMethod } from 'fastify'
+import { invalid, ResourceNotFound } from '../errors.js'
+import type { Condition } from './define.js'
+import { itemPath, represent } from './links.js'
+import type { ChildLink, Model, Resource } from './model.js'
+import { parseListQuery } from './query.js'
+import { patchedValues, readOnlyChanges, writableValues } from './writes.js'
+import type { StoredRecord } from '../store/store.js'
+
+type Body = Record<string, unknown>
+type IdParams = { id: number }
+
+export interface ResourceHandlers {
+  list: RouteHandlerMethod
+  get: RouteHandlerMethod
+  create: RouteHandlerMethod
+  replace: RouteHandlerMethod
+  update: RouteHandlerMethod
+  remove: RouteHandlerMethod
+  listChildren (link: ChildLink): RouteHandlerMethod
+  createChild (link: ChildLink): RouteHandlerMethod
+}
+
+/**
+ * Conditions that limit what this caller may see and change. Ownership rules
+ * arrive with authentication; until then every record is visible.
+ */
+function visibility (_request: FastifyRequest, _resource: Resource): Condition[] {
+  return []
+}
+
+function notFound (resource: Resource, id: number): Error {
+  return new ResourceNotFound(`no ${resource.singular} with id ${id}`)
+}
+
+export function resourceHandlers (model: Model, resource: Resource): ResourceHandlers {
+  async function load (request: FastifyRequest, target: Resource, id: number): Promise<StoredRecord> {
+    const record = await request.server.store.get(target, id, { where: visibility(request, target) })
+    if (record === undefined) throw notFound(target, id)
+    return record
+  }
+
+  async function sendList (request: FastifyRequest, reply: FastifyReply, target: Resource, scope: Condition[]): Promise<unknown> {
+    const query = parseListQuery(target, request.query as Record<string, unknown>)
+    const where = [...scope, ...visibility(request, target)]
+    const items = await request.server.store.list(target, { ...query, where: [...where, ...query.where] })
+    return await reply.send(items.map(record => represent(target, record)))
+  }
+
+  async function insert (request: FastifyRequest, reply: FastifyReply, target: Resource, values: Body): Promise<unknown> {
+    const record = await request.server.store.insert(target, values)
+    return await reply.code(201).header('location', itemPath(target.collection, record.id)).send(represent(target, record))
+  }
+
+  async function save (request: FastifyRequest, reply: FastifyReply, id: number, values: Body): Promise<unknown> {
+    const record = await request.server.store.update(resource, id, values, { where: visibility(request, resource) })
+    if (record === undefined) throw notFound(resource, id)
+    return await reply.send(represent(resource, record))
+  }
+
+  return {
+    async list (request, reply) {
+      return await sendList(request, reply, resource, [])
+    },
+
+    async get (request, reply) {
+      const { id } = request.params as IdParams
+      return await reply.send(represent(resource, await load(request, resource, id)))
+    },
+
+    async create (request, reply) {
+      return await insert(request, reply, resource, writableValues(resource, request.body as Body))
+    },
+
+    async replace (request, reply) {
+      const { id } = request.params as IdParams
+      const body = request.body as Body
+      const current = await load(request, resource, id)
+      const changed = readOnlyChanges(resource, body, current)
+      if (changed.length > 0) throw invalid(changed)
+      return await save(request, reply, id, writableValues(resource, body))
+    },
+
+    async update (request, reply) {
+      const { id } = request.params as IdParams
+      const patch = request.body as Body
+      const current = await load(request, resource, id)
+      const changed = readOnlyChanges(resource, patch, current)
+      if (changed.length > 0) throw invalid(changed)
+      return await save(request, reply, id, patchedValues(resource, current, patch))
+    },
+
+    async remove (request, reply) {
+      const { id } = request.params as IdParams
+      const removed = await request.server.store.remove(resource, id, { where: visibility(request, resource) })
+      if (!removed) throw notFound(resource, id)
+      return await reply.code(204).send()
+    },
+
+    listChildren (link: ChildLink): RouteHandlerMethod {
+      const child = model.get(link.child)
+      return async function listRelated (request, reply) {
+        const { id } = request.params as IdParams
+        await load(request, resource, id)
+        return await sendList(request, reply, child, [{ field: link.foreignKey, op: 'eq', value: id }])
+      }
+    },
+
+    createChild (link: ChildLink): RouteHandlerMethod {
+      const child = model.get(link.child)
+      return async function createRelated (request, reply) {
+        const { id } = request.params as IdParams
+        await load(request, resource, id)
+        return await insert(request, reply, child, { ...writableValues(child, request.body as Body), [link.foreignKey]: id })
+      }
+    }
+  }
+}

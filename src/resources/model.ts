@@ -1,0 +1,155 @@
+/**
+ * Resolves the definitions against each other (relation targets, foreign-key
+ * types, delete rules) into the runtime model every other part of the engine
+ * reads. Checks that need more than one definition live here.
+ */
+import type { TSchema } from '@sinclair/typebox'
+import { DefinitionError, type OnDelete, type ResourceDefinition } from './define.js'
+
+/** How a field is held in storage, independent of the dialect. */
+export type FieldKind = 'string' | 'integer' | 'number' | 'boolean' | 'json'
+
+export interface Field {
+  readonly name: string
+  readonly schema: TSchema
+  readonly kind: FieldKind
+  readonly required: boolean
+  /** The declared default, when there is one (a fresh copy is used on every write). */
+  readonly default?: unknown
+  readonly hasDefault: boolean
+  readonly writeOnly: boolean
+  readonly unique: boolean
+}
+
+export interface ParentLink {
+  /** Relation name on the child, e.g. `project`. */
+  readonly name: string
+  readonly parent: string
+  readonly foreignKey: string
+  readonly onDelete: OnDelete
+}
+
+export interface ChildLink {
+  /** Relation name on the parent, e.g. `tasks`. */
+  readonly name: string
+  readonly child: string
+  readonly foreignKey: string
+  readonly onDelete: OnDelete
+}
+
+export interface Resource {
+  readonly definition: ResourceDefinition
+  readonly collection: string
+  readonly singular: string
+  /** PascalCase singular: the stem of component names (`Project`, `ProjectCreate`). */
+  readonly typeName: string
+  /** PascalCase plural, for operation ids such as `listProjects`. */
+  readonly pluralTypeName: string
+  readonly fields: ReadonlyMap<string, Field>
+  readonly owner?: string
+  readonly parents: readonly ParentLink[]
+  readonly children: readonly ChildLink[]
+}
+
+export interface Model {
+  readonly resources: readonly Resource[]
+  get (collection: string): Resource
+}
+
+const pascal = (word: string): string =>
+  word.split(/[-_]/).map(part => part.charAt(0).toUpperCase() + part.slice(1)).join('')
+
+export function fieldKind (schema: TSchema): FieldKind {
+  if (schema.type === 'string') return 'string'
+  if (schema.type === 'integer') return 'integer'
+  if (schema.type === 'number') return 'number'
+  if (schema.type === 'boolean') return 'boolean'
+  const options = (schema.anyOf ?? schema.oneOf) as TSchema[] | undefined
+  if (options !== undefined && options.length > 0 && options.every(option => typeof option.const === 'string')) return 'string'
+  if (Array.isArray(schema.enum) && schema.enum.every((value: unknown) => typeof value === 'string')) return 'string'
+  return 'json'
+}
+
+function buildFields (definition: ResourceDefinition): Map<string, Field> {
+  const required = new Set(definition.fields.required ?? [])
+  const fields = new Map<string, Field>()
+  for (const [name, schema] of Object.entries(definition.fields.properties)) {
+    const hasDefault = 'default' in schema
+    fields.set(name, Object.freeze({
+      name,
+      schema,
+      kind: fieldKind(schema),
+      required: required.has(name),
+      default: schema.default as unknown,
+      hasDefault,
+      writeOnly: schema.writeOnly === true,
+      unique: definition.unique.includes(name)
+    }))
+  }
+  return fields
+}
+
+function resolveRelations (definitions: readonly ResourceDefinition[]): Map<string, { parents: ParentLink[], children: ChildLink[] }> {
+  const byCollection = new Map(definitions.map(d => [d.collection, d]))
+  const links = new Map(definitions.map(d => [d.collection, { parents: [] as ParentLink[], children: [] as ChildLink[] }]))
+  const fail = (collection: string, message: string): never => { throw new DefinitionError(`resource "${collection}": ${message}`) }
+
+  for (const definition of definitions) {
+    for (const [name, relation] of Object.entries(definition.relations)) {
+      const target = byCollection.get(relation.collection)
+      if (target === undefined) fail(definition.collection, `relation "${name}" points to unknown collection "${relation.collection}"`)
+      if (relation.kind === 'belongs-to') {
+        const key = definition.fields.properties[relation.foreignKey]
+        if (key?.type !== 'integer') fail(definition.collection, `foreign key "${relation.foreignKey}" must be an integer field`)
+        // The parent's has-many side may also state the delete rule; both must agree.
+        const inverse = Object.values(target!.relations).find(r => r.kind === 'has-many' && r.collection === definition.collection && r.foreignKey === relation.foreignKey)
+        const onDelete = relation.onDelete ?? inverse?.onDelete ?? 'restrict'
+        if (inverse?.onDelete !== undefined && relation.onDelete !== undefined && inverse.onDelete !== relation.onDelete) {
+          fail(definition.collection, `relation "${name}" says onDelete "${relation.onDelete}" but ${target!.collection} says "${inverse.onDelete}"`)
+        }
+        links.get(definition.collection)!.parents.push({ name, parent: target!.collection, foreignKey: relation.foreignKey, onDelete })
+      } else {
+        const key = target!.fields.properties[relation.foreignKey]
+        if (key?.type !== 'integer') fail(definition.collection, `relation "${name}" needs integer field "${relation.foreignKey}" on ${target!.collection}`)
+        const inverse = Object.values(target!.relations).find(r => r.kind === 'belongs-to' && r.collection === definition.collection && r.foreignKey === relation.foreignKey)
+        if (inverse === undefined) {
+          fail(definition.collection, `relation "${name}" needs ${target!.collection} to declare belongsTo('${definition.collection}', { foreignKey: '${relation.foreignKey}' })`)
+        }
+        links.get(definition.collection)!.children.push({ name, child: target!.collection, foreignKey: relation.foreignKey, onDelete: relation.onDelete ?? inverse!.onDelete ?? 'restrict' })
+      }
+    }
+  }
+  return links
+}
+
+export function buildModel (definitions: readonly ResourceDefinition[]): Model {
+  const seen = new Set<string>()
+  for (const definition of definitions) {
+    if (seen.has(definition.collection)) throw new DefinitionError(`resource "${definition.collection}" is defined twice`)
+    seen.add(definition.collection)
+  }
+  const relations = resolveRelations(definitions)
+  const resources = definitions.map((definition): Resource => {
+    const { parents, children } = relations.get(definition.collection)!
+    return Object.freeze({
+      definition,
+      collection: definition.collection,
+      singular: definition.singular,
+      typeName: pascal(definition.singular),
+      pluralTypeName: pascal(definition.collection),
+      fields: buildFields(definition),
+      owner: definition.owner,
+      parents: Object.freeze(parents),
+      children: Object.freeze(children)
+    })
+  })
+  const byCollection = new Map(resources.map(r => [r.collection, r]))
+  return Object.freeze({
+    resources: Object.freeze(resources),
+    get (collection: string): Resource {
+      const resource = byCollection.get(collection)
+      if (resource === undefined) throw new Error(`unknown collection ${collection}`)
+      return resource
+    }
+  })
+}

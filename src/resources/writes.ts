@@ -1,0 +1,75 @@
+/**
+ * Turning a validated request body into the values a write stores: replace
+ * (PUT) and JSON Merge Patch (PATCH, RFC 7396), and the rule that read-only
+ * properties may be echoed back but never changed.
+ */
+import { isDeepStrictEqual } from 'node:util'
+import type { ProblemIssue } from '../errors.js'
+import type { StoredRecord } from '../store/store.js'
+import { linksOf } from './links.js'
+import type { Resource } from './model.js'
+
+type Body = Readonly<Record<string, unknown>>
+
+/** The writable fields of a body; absent ones stay undefined, which stores no value. */
+export function writableValues (resource: Resource, body: Body): Record<string, unknown> {
+  const values: Record<string, unknown> = {}
+  for (const name of resource.fields.keys()) {
+    if (body[name] !== undefined) values[name] = body[name]
+  }
+  return values
+}
+
+/** Every read-only property of the body that differs from the stored record. */
+export function readOnlyChanges (resource: Resource, body: Body, current: StoredRecord): ProblemIssue[] {
+  const actual: Record<string, unknown> = {
+    id: current.id,
+    createdAt: current.createdAt,
+    updatedAt: current.updatedAt,
+    links: linksOf(resource, current)
+  }
+  if (resource.owner !== undefined) actual[resource.owner] = current.values[resource.owner]
+  const issues: ProblemIssue[] = []
+  for (const [name, value] of Object.entries(actual)) {
+    if (name in body && !isDeepStrictEqual(body[name], value)) {
+      issues.push({ in: 'body', pointer: `/${name}`, detail: 'is read-only; send it back unchanged or leave it out' })
+    }
+  }
+  return issues
+}
+
+function isPlainObject (value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+}
+
+/** RFC 7396 applied to one value: objects merge member by member, `null` deletes, anything else replaces. */
+export function mergePatch (target: unknown, patch: unknown): unknown {
+  if (!isPlainObject(patch)) return patch
+  const result: Record<string, unknown> = isPlainObject(target) ? { ...target } : {}
+  for (const [key, value] of Object.entries(patch)) {
+    if (value === null) delete result[key]
+    else result[key] = mergePatch(result[key], value)
+  }
+  return result
+}
+
+/**
+ * The writable values after applying a merge patch to the stored record.
+ * `null` removes an optional field and restores a defaulted one (the patch
+ * schema already refused `null` for required fields).
+ */
+export function patchedValues (resource: Resource, current: StoredRecord, patch: Body): Record<string, unknown> {
+  const values: Record<string, unknown> = {}
+  for (const field of resource.fields.values()) {
+    const change = patch[field.name]
+    const before = current.values[field.name]
+    if (change === undefined) {
+      if (before !== undefined) values[field.name] = before
+    } else if (change === null) {
+      if (field.hasDefault) values[field.name] = structuredClone(field.default)
+    } else {
+      values[field.name] = mergePatch(before, change)
+    }
+  }
+  return values
+}

@@ -1,0 +1,56 @@
+/**
+ * The listening process: reads the environment, builds the app, listens, and
+ * shuts down gracefully on SIGTERM / SIGINT (in-flight requests finish, the
+ * database closes) within a hard deadline.
+ */
+import { pathToFileURL } from 'node:url'
+import type { FastifyInstance } from 'fastify'
+import { resources } from '../schemas/index.js'
+import { buildApp } from './app.js'
+import { ConfigError, loadConfig, type Config } from './config.js'
+import { MigrationRefused } from './store/store.js'
+
+function stopOnSignals (app: FastifyInstance, config: Config): void {
+  let stopping = false
+  const stop = (signal: NodeJS.Signals): void => {
+    if (stopping) return
+    stopping = true
+    app.log.info({ signal }, 'shutting down: finishing in-flight requests')
+    const deadline = setTimeout(() => {
+      app.log.error({ timeoutMs: config.shutdownTimeoutMs }, 'shutdown deadline passed; exiting with requests still open')
+      process.exit(1)
+    }, config.shutdownTimeoutMs)
+    deadline.unref()
+    app.close().then(() => {
+      app.log.info('stopped')
+      process.exit(0)
+    }, (error: unknown) => {
+      app.log.error({ err: error }, 'error while shutting down')
+      process.exit(1)
+    })
+  }
+  process.once('SIGTERM', stop)
+  process.once('SIGINT', stop)
+}
+
+export async function startServer (env: Readonly<Record<string, string | undefined>>): Promise<FastifyInstance> {
+  const config = loadConfig(env)
+  const app = await buildApp({ config, definitions: resources })
+  stopOnSignals(app, config)
+  await app.listen({ host: config.host, port: config.port })
+  return app
+}
+
+/** Start-up failures the operator can fix are printed as one clear message, without a stack. */
+export function reportStartupFailure (error: unknown): never {
+  if (error instanceof ConfigError || error instanceof MigrationRefused) {
+    process.stderr.write(`resourcery: ${error.message}\n`)
+  } else {
+    process.stderr.write(`resourcery: could not start: ${error instanceof Error ? error.stack ?? error.message : String(error)}\n`)
+  }
+  process.exit(1)
+}
+
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  startServer(process.env).catch(reportStartupFailure)
+}

@@ -1,0 +1,33 @@
+/**
+ * What a database dialect supplies to the shared SQL store: a Kysely instance
+ * and the few places where databases differ (types, value encoding, error
+ * codes). Everything else lives once in sql-store.ts.
+ */
+import type { ColumnDataType, ColumnDefinitionBuilder, Kysely } from 'kysely'
+import type { ColumnKind } from './tables.js'
+
+/** Tables and columns come from the definitions, so the database is typed loosely. */
+export type Database = Record<string, Record<string, unknown>>
+
+export type ConstraintViolation =
+  | { readonly kind: 'unique', readonly column?: string }
+  | { readonly kind: 'foreign-key' }
+  | { readonly kind: 'unavailable' }
+
+export interface Dialect {
+  readonly name: 'sqlite' | 'postgres'
+  readonly db: Kysely<Database>
+  columnType (kind: ColumnKind): ColumnDataType
+  /** Adds the primary-key behaviour of `id` (auto-increment / identity). */
+  idColumn (column: ColumnDefinitionBuilder): ColumnDefinitionBuilder
+  /** JavaScript value → what the driver stores for a column of this kind. */
+  encode (kind: ColumnKind, value: unknown): unknown
+  /** What the driver returns → the JavaScript value of the representation. */
+  decode (kind: ColumnKind, value: unknown): unknown
+  /** Recognises constraint and connectivity errors of this database; undefined for anything else. */
+  classify (error: unknown): ConstraintViolation | undefined
+  /** Whether an introspected column type holds values of this kind. */
+  sameType (kind: ColumnKind, dataType: string): boolean
+  /** Names of the indexes that exist (Kysely does not introspect indexes). */
+  indexNames (db: Kysely<Database>): Promise<Set<string>>
+}

@@ -1,0 +1,239 @@
+/**
+ * The Store on top of Kysely, shared by every dialect. Every table and column
+ * name comes from the definitions (checked against the model before use) and
+ * every value is a bound parameter.
+ */
+import { sql, type Expression, type ExpressionBuilder, type SqlBool, type Transaction } from 'kysely'
+import { invalid, StillReferenced, StoreUnavailable, UniqueViolation } from '../errors.js'
+import type { Condition } from '../resources/define.js'
+import type { Model, Resource } from '../resources/model.js'
+import type { Database, Dialect } from './dialect.js'
+import { MigrationRefused, type ListQuery, type MigrationReport, type Store, type StoredRecord, type WriteOptions } from './store.js'
+import { MIGRATIONS_TABLE, planMigration, tableSpec, type ColumnKind, type ColumnSpec, type ExistingColumn, type TableSpec } from './tables.js'
+
+type Row = Record<string, unknown>
+type Builder = ExpressionBuilder<Database, string>
+
+const COMPARISONS = { eq: '=', ne: '<>', lt: '<', lte: '<=', gt: '>', gte: '>=' } as const
+
+/** `*` is the only wildcard; `%`, `_` and the escape character itself match literally. */
+export function likePattern (value: string): string {
+  return value.replace(/[\\%_]/g, match => `\\${match}`).replace(/\*/g, '%')
+}
+
+export function createSqlStore (dialect: Dialect, model: Model): Store {
+  const { db } = dialect
+  const specs = new Map(model.resources.map(resource => [resource.collection, tableSpec(model, resource)]))
+  const kinds = new Map([...specs].map(([table, spec]) => [table, new Map(spec.columns.map(column => [column.name, column.kind]))]))
+
+  function columnKind (resource: Resource, column: string): ColumnKind {
+    const kind = kinds.get(resource.collection)?.get(column)
+    // Only names from the definitions get here; anything else is a bug, never SQL.
+    if (kind === undefined) throw new Error(`${resource.collection} has no column ${column}`)
+    return kind
+  }
+
+  function decode (resource: Resource, row: Row): StoredRecord {
+    const values: Record<string, unknown> = {}
+    for (const field of resource.fields.keys()) {
+      const value = dialect.decode(columnKind(resource, field), row[field])
+      if (value !== undefined) values[field] = value
+    }
+    if (resource.owner !== undefined && row[resource.owner] !== null && row[resource.owner] !== undefined) {
+      values[resource.owner] = row[resource.owner]
+    }
+    return {
+      id: Number(row.id),
+      version: Number(row.version),
+      createdAt: dialect.decode('timestamp', row.createdAt) as string,
+      updatedAt: dialect.decode('timestamp', row.updatedAt) as string,
+      values
+    }
+  }
+
+  function encodeFields (resource: Resource, values: Readonly<Record<string, unknown>>): Row {
+    const row: Row = {}
+    for (const field of resource.fields.keys()) row[field] = dialect.encode(columnKind(resource, field), values[field])
+    if (resource.owner !== undefined && values[resource.owner] !== undefined) row[resource.owner] = values[resource.owner]
+    return row
+  }
+
+  function condition (resource: Resource, eb: Builder, { field, op, value }: Condition): Expression<SqlBool> {
+    const kind = columnKind(resource, field)
+    const column = eb.ref(field)
+    if (op === 'in') {
+      const list = (value as unknown[]).map(item => dialect.encode(kind, item))
+      return eb(column, 'in', list)
+    }
+    if (op === 'like') {
+      return sql<SqlBool>`lower(${column}) like lower(${likePattern(String(value))}) escape '\\'`
+    }
+    return eb(column, COMPARISONS[op], dialect.encode(kind, value))
+  }
+
+  function matching (resource: Resource, conditions: readonly Condition[]) {
+    return (eb: Builder) => eb.and(conditions.map(item => condition(resource, eb, item)))
+  }
+
+  function rethrow (error: unknown): never {
+    if (dialect.classify(error)?.kind === 'unavailable') throw new StoreUnavailable('the database is unavailable; try again shortly')
+    throw error
+  }
+
+  /** Finds which foreign keys of a write point at rows that do not exist. */
+  async function missingParents (resource: Resource, values: Readonly<Record<string, unknown>>): Promise<never> {
+    const issues = []
+    for (const link of resource.parents) {
+      const id = values[link.foreignKey]
+      if (id === undefined || id === null) continue
+      const parent = await db.selectFrom(link.parent).select('id').where('id', '=', id as number).executeTakeFirst()
+      if (parent === undefined) {
+        issues.push({ in: 'body' as const, pointer: `/${link.foreignKey}`, detail: `refers to ${model.get(link.parent).singular} ${String(id)}, which does not exist` })
+      }
+    }
+    if (issues.length === 0) throw new Error(`foreign key violation on ${resource.collection} with no missing parent`)
+    throw invalid(issues)
+  }
+
+  async function translateWrite (resource: Resource, values: Readonly<Record<string, unknown>>, error: unknown): Promise<never> {
+    const violation = dialect.classify(error)
+    if (violation?.kind === 'unique') {
+      const field = violation.column ?? resource.definition.unique.join(', ')
+      throw new UniqueViolation(`another ${resource.singular} already has this ${field}`)
+    }
+    if (violation?.kind === 'foreign-key') return await missingParents(resource, values)
+    return rethrow(error)
+  }
+
+  async function referencingChildren (resource: Resource, id: number): Promise<never> {
+    const holders: string[] = []
+    for (const link of resource.children) {
+      if (link.onDelete === 'cascade') continue
+      const row = await db.selectFrom(link.child).select(eb => eb.fn.countAll<number>().as('n')).where(link.foreignKey, '=', id).executeTakeFirst()
+      if (Number(row?.n ?? 0) > 0) holders.push(`${String(row?.n)} ${link.child}`)
+    }
+    throw new StillReferenced(`this ${resource.singular} is still referenced by ${holders.join(' and ') || 'other records'}; delete or move them first`)
+  }
+
+  async function existingColumns (): Promise<Map<string, ExistingColumn[]>> {
+    const tables = await db.introspection.getTables()
+    return new Map(tables.map(table => [table.name, table.columns.map(column => ({ name: column.name, dataType: column.dataType, notNull: !column.isNullable }))]))
+  }
+
+  function columnDefinition (spec: ColumnSpec) {
+    return (column: Parameters<Dialect['idColumn']>[0]) => {
+      let built = spec.kind === 'id' ? dialect.idColumn(column) : column
+      if (spec.notNull && spec.kind !== 'id') built = built.notNull()
+      if (spec.default !== undefined) built = built.defaultTo(dialect.encode(spec.kind, spec.default))
+      if (spec.references !== undefined) built = built.references(`${spec.references.table}.id`).onDelete(spec.references.onDelete)
+      return built
+    }
+  }
+
+  async function createTable (trx: Transaction<Database>, spec: TableSpec): Promise<string> {
+    let builder = trx.schema.createTable(spec.name)
+    for (const column of spec.columns) builder = builder.addColumn(column.name, dialect.columnType(column.kind), columnDefinition(column))
+    await builder.execute()
+    return `create table ${spec.name}`
+  }
+
+  return {
+    dialect: dialect.name,
+
+    async migrate (): Promise<MigrationReport> {
+      const plan = planMigration([...specs.values()], await existingColumns(), dialect.sameType)
+      if (plan.refusals.length > 0) throw new MigrationRefused(plan.refusals)
+      return await db.transaction().execute(async trx => {
+        await trx.schema.createTable(MIGRATIONS_TABLE).ifNotExists()
+          .addColumn('id', dialect.columnType('id'), column => dialect.idColumn(column))
+          .addColumn('appliedAt', dialect.columnType('timestamp'), column => column.notNull())
+          .addColumn('change', 'text', column => column.notNull())
+          .execute()
+        const applied: string[] = []
+        for (const spec of plan.createTables) applied.push(await createTable(trx, spec))
+        for (const { table, column } of plan.addColumns) {
+          await trx.schema.alterTable(table).addColumn(column.name, dialect.columnType(column.kind), columnDefinition(column)).execute()
+          applied.push(`add column ${table}.${column.name}`)
+        }
+        const before = await dialect.indexNames(trx)
+        for (const { table, index } of plan.indexes) {
+          if (before.has(index.name)) continue
+          let builder = trx.schema.createIndex(index.name).ifNotExists().on(table).columns([...index.columns])
+          if (index.unique) builder = builder.unique()
+          await builder.execute()
+          applied.push(`create ${index.unique ? 'unique ' : ''}index ${index.name}`)
+        }
+        const appliedAt = new Date().toISOString()
+        for (const change of applied) await trx.insertInto(MIGRATIONS_TABLE).values({ appliedAt, change }).execute()
+        return { applied }
+      })
+    },
+
+    async ping (): Promise<void> {
+      await sql`select 1`.execute(db)
+    },
+
+    async close (): Promise<void> {
+      await db.destroy()
+    },
+
+    async list (resource: Resource, query: ListQuery): Promise<StoredRecord[]> {
+      let select = db.selectFrom(resource.collection).selectAll()
+      if (query.where.length > 0) select = select.where(matching(resource, query.where))
+      for (const key of query.orderBy) {
+        columnKind(resource, key.field)
+        select = select.orderBy(key.field, key.direction)
+      }
+      const rows = await select.limit(query.limit).offset(query.offset).execute().catch(rethrow)
+      return rows.map(row => decode(resource, row))
+    },
+
+    async count (resource: Resource, where: readonly Condition[]): Promise<number> {
+      let select = db.selectFrom(resource.collection).select(eb => eb.fn.countAll<number>().as('n'))
+      if (where.length > 0) select = select.where(matching(resource, where))
+      const row = await select.executeTakeFirst().catch(rethrow)
+      return Number(row?.n ?? 0)
+    },
+
+    async get (resource: Resource, id: number, options?: WriteOptions): Promise<StoredRecord | undefined> {
+      const row = await db.selectFrom(resource.collection).selectAll()
+        .where(matching(resource, [{ field: 'id', op: 'eq', value: id }, ...(options?.where ?? [])]))
+        .executeTakeFirst().catch(rethrow)
+      return row === undefined ? undefined : decode(resource, row)
+    },
+
+    async insert (resource: Resource, values: Readonly<Record<string, unknown>>): Promise<StoredRecord> {
+      const now = new Date().toISOString()
+      const row = { ...encodeFields(resource, values), version: 1, createdAt: now, updatedAt: now }
+      try {
+        return decode(resource, await db.insertInto(resource.collection).values(row).returningAll().executeTakeFirstOrThrow())
+      } catch (error) {
+        return await translateWrite(resource, values, error)
+      }
+    },
+
+    async update (resource: Resource, id: number, values: Readonly<Record<string, unknown>>, options?: WriteOptions): Promise<StoredRecord | undefined> {
+      const row = { ...encodeFields(resource, values), version: sql`version + 1`, updatedAt: new Date().toISOString() }
+      try {
+        const updated = await db.updateTable(resource.collection).set(row)
+          .where(matching(resource, [{ field: 'id', op: 'eq', value: id }, ...(options?.where ?? [])]))
+          .returningAll().executeTakeFirst()
+        return updated === undefined ? undefined : decode(resource, updated)
+      } catch (error) {
+        return await translateWrite(resource, values, error)
+      }
+    },
+
+    async remove (resource: Resource, id: number, options?: WriteOptions): Promise<boolean> {
+      try {
+        const result = await db.deleteFrom(resource.collection)
+          .where(matching(resource, [{ field: 'id', op: 'eq', value: id }, ...(options?.where ?? [])]))
+          .executeTakeFirst()
+        return result.numDeletedRows > 0n
+      } catch (error) {
+        if (dialect.classify(error)?.kind === 'foreign-key') return await referencingChildren(resource, id)
+        return rethrow(error)
+      }
+    }
+  }
+}

@@ -1,0 +1,78 @@
+/**
+ * The embedded SQLite dialect (better-sqlite3). Only what differs from other
+ * databases is here: opening the file durably, types, encoding and errors.
+ */
+import { mkdirSync } from 'node:fs'
+import { dirname } from 'node:path'
+import BetterSqlite3 from 'better-sqlite3'
+import { Kysely, SqliteDialect, sql } from 'kysely'
+import type { ConstraintViolation, Database, Dialect } from './dialect.js'
+import type { ColumnKind } from './tables.js'
+
+export type SqliteSynchronous = 'FULL' | 'NORMAL' | 'EXTRA'
+
+export interface SqliteOptions {
+  /** A file path, or `:memory:`. */
+  readonly file: string
+  /**
+   * FULL (default) makes an acknowledged write survive a power loss; NORMAL
+   * only a process crash, in exchange for fewer fsyncs.
+   */
+  readonly synchronous: SqliteSynchronous
+}
+
+const TYPES: Record<ColumnKind, 'text' | 'integer' | 'real'> = {
+  id: 'integer',
+  integer: 'integer',
+  number: 'real',
+  boolean: 'integer',
+  string: 'text',
+  json: 'text',
+  timestamp: 'text'
+}
+
+export function openSqlite (options: SqliteOptions): Dialect {
+  if (options.file !== ':memory:') mkdirSync(dirname(options.file), { recursive: true })
+  const database = new BetterSqlite3(options.file)
+  database.pragma('journal_mode = WAL')
+  database.pragma(`synchronous = ${options.synchronous}`)
+  database.pragma('foreign_keys = ON')
+  database.pragma('busy_timeout = 5000')
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database }) })
+
+  return {
+    name: 'sqlite',
+    db,
+    columnType: kind => TYPES[kind],
+    idColumn: column => column.primaryKey().autoIncrement(),
+    encode (kind, value) {
+      if (value === undefined || value === null) return null
+      if (kind === 'boolean') return value === true ? 1 : 0
+      if (kind === 'json') return JSON.stringify(value)
+      return value
+    },
+    decode (kind, value) {
+      if (value === null || value === undefined) return undefined
+      if (kind === 'boolean') return value === 1
+      if (kind === 'json') return JSON.parse(value as string) as unknown
+      return value
+    },
+    classify (error): ConstraintViolation | undefined {
+      const code = (error as { code?: unknown } | null)?.code
+      if (typeof code !== 'string') return undefined
+      if (code === 'SQLITE_CONSTRAINT_UNIQUE') {
+        // "UNIQUE constraint failed: projects.name"
+        const column = /UNIQUE constraint failed: [^.]+\.(\S+)/.exec((error as Error).message)?.[1]
+        return { kind: 'unique', ...(column === undefined ? {} : { column }) }
+      }
+      if (code === 'SQLITE_CONSTRAINT_FOREIGNKEY') return { kind: 'foreign-key' }
+      if (code === 'SQLITE_BUSY' || code === 'SQLITE_CANTOPEN' || code.startsWith('SQLITE_IOERR')) return { kind: 'unavailable' }
+      return undefined
+    },
+    sameType: (kind, dataType) => TYPES[kind] === dataType.toLowerCase(),
+    async indexNames (executor) {
+      const result = await sql<{ name: string }>`select name from sqlite_master where type = 'index'`.execute(executor)
+      return new Set(result.rows.map(row => row.name))
+    }
+  }
+}

@@ -1,0 +1,74 @@
+/**
+ * The storage interface the handlers use. Nothing outside src/store/ builds SQL
+ * or knows which database is behind it; a dialect module implements only what
+ * differs between databases.
+ */
+import type { Condition } from '../resources/define.js'
+import type { Resource } from '../resources/model.js'
+
+/** Columns every table has besides the declared fields. */
+export const SYSTEM_COLUMNS = ['id', 'version', 'createdAt', 'updatedAt'] as const
+
+/**
+ * One stored record: the system columns plus every field that has a value.
+ * A field whose column is NULL is absent, never `null`.
+ */
+export interface StoredRecord {
+  readonly id: number
+  /** Incremented by every write; the basis of the ETag. */
+  readonly version: number
+  readonly createdAt: string
+  readonly updatedAt: string
+  readonly values: Readonly<Record<string, unknown>>
+}
+
+export type SortDirection = 'asc' | 'desc'
+
+export interface SortKey {
+  readonly field: string
+  readonly direction: SortDirection
+}
+
+export interface ListQuery {
+  /** ANDed; `field` may be a declared field, the owner field or a system column. */
+  readonly where: readonly Condition[]
+  readonly orderBy: readonly SortKey[]
+  readonly limit: number
+  readonly offset: number
+}
+
+export interface WriteOptions {
+  /** Extra conditions the row must meet (ownership); otherwise the write affects nothing. */
+  readonly where?: readonly Condition[]
+}
+
+export interface MigrationReport {
+  /** Human-readable statements of what was applied, empty when the schema was current. */
+  readonly applied: readonly string[]
+}
+
+export interface Store {
+  readonly dialect: 'sqlite' | 'postgres'
+  /** Creates or additively extends every table; throws MigrationRefused for destructive changes. */
+  migrate (): Promise<MigrationReport>
+  /** Resolves when the database answers; rejects when it is unreachable. */
+  ping (): Promise<void>
+  close (): Promise<void>
+
+  list (resource: Resource, query: ListQuery): Promise<StoredRecord[]>
+  count (resource: Resource, where: readonly Condition[]): Promise<number>
+  get (resource: Resource, id: number, options?: WriteOptions): Promise<StoredRecord | undefined>
+  /** `values` holds every writable field (undefined = no value) and the owner when stamped. */
+  insert (resource: Resource, values: Readonly<Record<string, unknown>>): Promise<StoredRecord>
+  /** Replaces every writable field; undefined when no row matched. */
+  update (resource: Resource, id: number, values: Readonly<Record<string, unknown>>, options?: WriteOptions): Promise<StoredRecord | undefined>
+  /** False when no row matched. */
+  remove (resource: Resource, id: number, options?: WriteOptions): Promise<boolean>
+}
+
+export class MigrationRefused extends Error {
+  override name = 'MigrationRefused'
+  constructor (readonly reasons: readonly string[]) {
+    super(`the database schema cannot be brought in line with the definitions without losing data:\n- ${reasons.join('\n- ')}`)
+  }
+}

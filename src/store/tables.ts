@@ -1,0 +1,135 @@
+/**
+ * Definition → tables: columns, indexes, unique constraints and foreign keys,
+ * and the additive migration plan that brings an existing database in line.
+ * Dialect-neutral: the dialect only maps column kinds to its own types.
+ */
+import type { FieldKind, Model, Resource } from '../resources/model.js'
+import type { OnDelete } from '../resources/define.js'
+
+export type ColumnKind = FieldKind | 'id' | 'timestamp'
+
+export interface ColumnSpec {
+  readonly name: string
+  readonly kind: ColumnKind
+  readonly notNull: boolean
+  /** A database default, so that a column added to a populated table is filled. */
+  readonly default?: unknown
+  readonly references?: { readonly table: string, readonly onDelete: OnDelete }
+}
+
+export interface IndexSpec {
+  readonly name: string
+  readonly columns: readonly string[]
+  readonly unique: boolean
+}
+
+export interface TableSpec {
+  readonly name: string
+  readonly columns: readonly ColumnSpec[]
+  readonly indexes: readonly IndexSpec[]
+}
+
+export const MIGRATIONS_TABLE = 'resourcery_migrations'
+
+function fieldColumns (model: Model, resource: Resource): ColumnSpec[] {
+  const columns: ColumnSpec[] = []
+  for (const field of resource.fields.values()) {
+    const parent = resource.parents.find(link => link.foreignKey === field.name)
+    columns.push({
+      name: field.name,
+      kind: field.kind,
+      // Defaulted fields always hold a value (the engine fills it in), so they are NOT NULL too.
+      notNull: field.required || field.hasDefault,
+      ...(field.hasDefault ? { default: field.default } : {}),
+      ...(parent === undefined ? {} : { references: { table: model.get(parent.parent).collection, onDelete: parent.onDelete } })
+    })
+  }
+  return columns
+}
+
+function indexes (resource: Resource): IndexSpec[] {
+  const table = resource.collection
+  const result: IndexSpec[] = []
+  const seen = new Set<string>()
+  const add = (column: string, unique: boolean): void => {
+    if (seen.has(column)) return
+    seen.add(column)
+    result.push({ name: `${table}_${column}_${unique ? 'key' : 'idx'}`, columns: [column], unique })
+  }
+  const definition = resource.definition
+  for (const column of definition.unique) add(column, true)
+  for (const link of resource.parents) add(link.foreignKey, false)
+  if (resource.owner !== undefined) add(resource.owner, false)
+  for (const column of [...definition.sortable, ...definition.filterable]) add(column, false)
+  return result
+}
+
+export function tableSpec (model: Model, resource: Resource): TableSpec {
+  const columns: ColumnSpec[] = [
+    { name: 'id', kind: 'id', notNull: true },
+    { name: 'version', kind: 'integer', notNull: true, default: 1 },
+    { name: 'createdAt', kind: 'timestamp', notNull: true },
+    { name: 'updatedAt', kind: 'timestamp', notNull: true },
+    ...(resource.owner === undefined ? [] : [{ name: resource.owner, kind: 'string' as const, notNull: false }]),
+    ...fieldColumns(model, resource)
+  ]
+  return { name: resource.collection, columns, indexes: indexes(resource) }
+}
+
+/** What the database has now, as far as the plan needs to know. */
+export interface ExistingColumn {
+  readonly name: string
+  readonly dataType: string
+  readonly notNull: boolean
+}
+
+export interface MigrationPlan {
+  readonly createTables: readonly TableSpec[]
+  readonly addColumns: ReadonlyArray<{ readonly table: string, readonly column: ColumnSpec }>
+  /** Every index of every table; created when missing. */
+  readonly indexes: ReadonlyArray<{ readonly table: string, readonly index: IndexSpec }>
+  /** Destructive or incompatible differences, each saying what to do about it. */
+  readonly refusals: readonly string[]
+}
+
+/**
+ * Compares the wanted tables with the existing ones. Only additive changes are
+ * planned; anything that would drop, retype or invent data is refused.
+ */
+export function planMigration (
+  wanted: readonly TableSpec[],
+  existing: ReadonlyMap<string, readonly ExistingColumn[]>,
+  sameType: (kind: ColumnKind, dataType: string) => boolean
+): MigrationPlan {
+  const createTables: TableSpec[] = []
+  const addColumns: Array<{ table: string, column: ColumnSpec }> = []
+  const refusals: string[] = []
+  for (const table of wanted) {
+    const current = existing.get(table.name)
+    if (current === undefined) {
+      createTables.push(table)
+      continue
+    }
+    const currentByName = new Map(current.map(column => [column.name, column]))
+    for (const column of table.columns) {
+      const have = currentByName.get(column.name)
+      if (have === undefined) {
+        if (column.notNull && column.default === undefined) {
+          refusals.push(`${table.name}.${column.name} is new and required but has no default: give it a default or make it optional`)
+        } else {
+          addColumns.push({ table: table.name, column })
+        }
+      } else if (!sameType(column.kind, have.dataType)) {
+        refusals.push(`${table.name}.${column.name} is ${have.dataType} in the database but the definition needs ${column.kind}: changing a column's type is not automatic; add a new field instead`)
+      }
+    }
+    const wantedNames = new Set(table.columns.map(column => column.name))
+    for (const column of current) {
+      if (!wantedNames.has(column.name)) {
+        refusals.push(`${table.name}.${column.name} exists in the database but not in the definition: restore the field, or drop or rename the column by hand once its data is safe`)
+      }
+    }
+  }
+  const indexes = wanted.flatMap(table => table.indexes.map(index => ({ table: table.name, index })))
+  return { createTables, addColumns, indexes, refusals }
+}

@@ -1,0 +1,74 @@
+/**
+ * Builds the real app on a fresh SQLite file per call, and small assertions
+ * shared by the HTTP tests.
+ */
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
+import type { Test } from 'tap'
+import { resources } from '../schemas/index.js'
+import { buildApp } from '../src/app.js'
+import { loadConfig } from '../src/config.js'
+import type { ResourceDefinition } from '../src/resources/define.js'
+import type { Store } from '../src/store/store.js'
+
+export interface TestAppOptions {
+  readonly definitions?: readonly ResourceDefinition[]
+  readonly env?: Readonly<Record<string, string>>
+  readonly store?: Store
+  /** Reuse this database file instead of a fresh one. */
+  readonly databaseFile?: string
+}
+
+export function testDatabaseFile (t: Test): string {
+  return `${t.testdir()}/app.db`
+}
+
+export function testConfig (t: Test, options: TestAppOptions = {}) {
+  return loadConfig({
+    DATABASE_URL: `sqlite:${options.databaseFile ?? testDatabaseFile(t)}`,
+    LOG_LEVEL: 'silent',
+    SQLITE_SYNCHRONOUS: 'NORMAL',
+    ...options.env
+  })
+}
+
+export async function buildTestApp (t: Test, options: TestAppOptions = {}): Promise<FastifyInstance> {
+  const app = await buildApp({ config: testConfig(t, options), definitions: options.definitions ?? resources, ...(options.store === undefined ? {} : { store: options.store }) })
+  t.teardown(() => app.close())
+  return app
+}
+
+export type Json = Record<string, any>
+
+export function body (response: LightMyRequestResponse): Json {
+  return response.json<Json>()
+}
+
+/** Asserts an RFC 9457 problem with this status, and returns its body. */
+export function assertProblem (t: Test, response: LightMyRequestResponse, status: number, type?: string): Json {
+  t.equal(response.statusCode, status, `status ${status}`)
+  t.match(response.headers['content-type'], /^application\/problem\+json/, 'problem media type')
+  const problem = body(response)
+  t.equal(problem.status, status, 'problem.status')
+  t.type(problem.type, 'string')
+  t.type(problem.title, 'string')
+  t.type(problem.detail, 'string')
+  t.type(problem.instance, 'string')
+  t.equal(problem.requestId, response.headers['x-request-id'], 'requestId matches X-Request-Id')
+  if (type !== undefined) t.equal(problem.type, `urn:resourcery:problem:${type}`)
+  return problem
+}
+
+/** The `pointer`s a validation problem names, sorted. */
+export function pointers (problem: Json): string[] {
+  return (problem.errors as Array<{ pointer: string }>).map(issue => issue.pointer).sort()
+}
+
+export async function post (app: FastifyInstance, url: string, payload: unknown, headers: Record<string, string> = {}) {
+  return await app.inject({ method: 'POST', url, payload: JSON.stringify(payload), headers: { 'content-type': 'application/json', ...headers } })
+}
+
+export async function createProject (app: FastifyInstance, fields: Json = {}): Promise<Json> {
+  const response = await post(app, '/v1/projects', { name: `Project ${Math.random().toString(36).slice(2)}`, ...fields })
+  if (response.statusCode !== 201) throw new Error(`could not create project: ${response.body}`)
+  return body(response)
+}
