@@ -27,6 +27,8 @@ export interface AppOptions {
   readonly definitions: readonly ResourceDefinition[]
   /** A store to use instead of opening DATABASE_URL (tests of failure modes). */
   readonly store?: Store
+  /** Where log lines go instead of stdout (tests read them). */
+  readonly logStream?: { write (line: string): void }
 }
 
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
@@ -37,19 +39,20 @@ export function requestIdFor (request: IncomingMessage): string {
   return typeof given === 'string' && SANE_REQUEST_ID.test(given) ? given : randomUUID()
 }
 
-export function loggerOptions (config: Config): FastifyServerOptions['logger'] {
+export function loggerOptions (config: Config, stream?: AppOptions['logStream']): FastifyServerOptions['logger'] {
   return {
     level: config.logLevel,
+    ...(stream === undefined ? {} : { stream }),
     // Credentials must never reach a log line, whichever serializer logs headers.
     redact: { paths: ['req.headers.authorization', 'req.headers.cookie', 'headers.authorization'], censor: '[redacted]' }
   }
 }
 
-export async function buildApp ({ config, definitions, store: givenStore }: AppOptions): Promise<FastifyInstance> {
+export async function buildApp ({ config, definitions, store: givenStore, logStream }: AppOptions): Promise<FastifyInstance> {
   const model = buildModel(definitions)
   const store = givenStore ?? openStore(model, config)
   const app = Fastify({
-    logger: loggerOptions(config),
+    logger: loggerOptions(config, logStream),
     genReqId: requestIdFor,
     logController: new LogController({ requestIdLogLabel: 'requestId' }),
     bodyLimit: config.bodyLimit,

@@ -16,10 +16,19 @@ export interface TestAppOptions {
   readonly store?: Store
   /** Reuse this database file instead of a fresh one. */
   readonly databaseFile?: string
+  readonly logStream?: { write (line: string): void }
 }
 
+const databaseFiles = new WeakMap<Test, string>()
+
+/** One fresh database file per test (t.testdir() empties the folder on each call, so it is made once). */
 export function testDatabaseFile (t: Test): string {
-  return `${t.testdir()}/app.db`
+  let file = databaseFiles.get(t)
+  if (file === undefined) {
+    file = `${t.testdir()}/app.db`
+    databaseFiles.set(t, file)
+  }
+  return file
 }
 
 export function testConfig (t: Test, options: TestAppOptions = {}) {
@@ -32,12 +41,23 @@ export function testConfig (t: Test, options: TestAppOptions = {}) {
 }
 
 export async function buildTestApp (t: Test, options: TestAppOptions = {}): Promise<FastifyInstance> {
-  const app = await buildApp({ config: testConfig(t, options), definitions: options.definitions ?? resources, ...(options.store === undefined ? {} : { store: options.store }) })
+  const app = await buildApp({
+    config: testConfig(t, options),
+    definitions: options.definitions ?? resources,
+    ...(options.store === undefined ? {} : { store: options.store }),
+    ...(options.logStream === undefined ? {} : { logStream: options.logStream })
+  })
   t.teardown(() => app.close())
   return app
 }
 
 export type Json = Record<string, any>
+
+/** Collects log lines as parsed JSON objects. */
+export function logCollector (): { write (line: string): void, lines: Json[] } {
+  const lines: Json[] = []
+  return { lines, write: (line: string) => { lines.push(JSON.parse(line) as Json) } }
+}
 
 export function body (response: LightMyRequestResponse): Json {
   return response.json<Json>()

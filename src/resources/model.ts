@@ -64,16 +64,36 @@ export function fieldKind (schema: TSchema): FieldKind {
   if (schema.type === 'integer') return 'integer'
   if (schema.type === 'number') return 'number'
   if (schema.type === 'boolean') return 'boolean'
-  const options = (schema.anyOf ?? schema.oneOf) as TSchema[] | undefined
-  if (options !== undefined && options.length > 0 && options.every(option => typeof option.const === 'string')) return 'string'
   if (Array.isArray(schema.enum) && schema.enum.every((value: unknown) => typeof value === 'string')) return 'string'
   return 'json'
+}
+
+/**
+ * TypeBox spells a closed set of strings as a union of literals (`anyOf` of
+ * `const`s). The equivalent `enum` gives clearer validation messages and
+ * cleaner OpenAPI (generated clients see one string union), so fields are
+ * normalised to it, at any depth.
+ */
+export function normalizeSchema (schema: TSchema): TSchema {
+  const options = schema.anyOf as TSchema[] | undefined
+  if (Array.isArray(options) && options.length > 0 && options.every(option => typeof option.const === 'string')) {
+    const { anyOf: _anyOf, ...rest } = schema
+    return { ...rest, type: 'string', enum: options.map(option => option.const as string) } as TSchema
+  }
+  const result: TSchema = { ...schema }
+  if (schema.items !== undefined && !Array.isArray(schema.items)) result.items = normalizeSchema(schema.items as TSchema)
+  if (schema.properties !== undefined) {
+    result.properties = Object.fromEntries(Object.entries(schema.properties as Record<string, TSchema>).map(([name, property]) => [name, normalizeSchema(property)]))
+  }
+  if (Array.isArray(options)) result.anyOf = options.map(normalizeSchema)
+  return result
 }
 
 function buildFields (definition: ResourceDefinition): Map<string, Field> {
   const required = new Set(definition.fields.required ?? [])
   const fields = new Map<string, Field>()
-  for (const [name, schema] of Object.entries(definition.fields.properties)) {
+  for (const [name, declared] of Object.entries(definition.fields.properties)) {
+    const schema = normalizeSchema(declared)
     const hasDefault = 'default' in schema
     fields.set(name, Object.freeze({
       name,

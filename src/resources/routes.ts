@@ -20,7 +20,7 @@ export interface ResourceRoutesOptions {
 }
 
 const IdParams = Type.Object({ id: Id }, { additionalProperties: false })
-const LOCATION = { Location: { description: 'Path of the created resource.', schema: { type: 'string' } } }
+const LOCATION = { Location: { type: 'string', description: 'Path of the created resource.' } }
 
 export async function resourceRoutes (app: FastifyInstance, { model, resource, maxLimit }: ResourceRoutesOptions): Promise<void> {
   const handlers = resourceHandlers(model, resource)

@@ -65,7 +65,10 @@ export function openSqlite (options: SqliteOptions): Dialect {
         const column = /UNIQUE constraint failed: [^.]+\.(\S+)/.exec((error as Error).message)?.[1]
         return { kind: 'unique', ...(column === undefined ? {} : { column }) }
       }
-      if (code === 'SQLITE_CONSTRAINT_FOREIGNKEY') return { kind: 'foreign-key' }
+      // ON DELETE RESTRICT reports SQLITE_CONSTRAINT_TRIGGER with the same message as other key failures.
+      if (code === 'SQLITE_CONSTRAINT_FOREIGNKEY' || (code.startsWith('SQLITE_CONSTRAINT') && (error as Error).message.includes('FOREIGN KEY'))) {
+        return { kind: 'foreign-key' }
+      }
       if (code === 'SQLITE_BUSY' || code === 'SQLITE_CANTOPEN' || code.startsWith('SQLITE_IOERR')) return { kind: 'unavailable' }
       return undefined
     },

@@ -1,0 +1,44 @@
+import t from 'tap'
+import { ConfigError, loadConfig } from '../src/config.js'
+
+t.test('defaults', async t => {
+  const config = loadConfig({})
+  t.equal(config.host, '127.0.0.1')
+  t.equal(config.port, 3000)
+  t.equal(config.databaseUrl, 'sqlite:./data/app.db')
+  t.equal(config.sqliteSynchronous, 'FULL', 'durable by default')
+  t.equal(config.bodyLimit, 1048576)
+  t.equal(config.nodeEnv, 'development')
+})
+
+t.test('values are parsed strictly', async t => {
+  const config = loadConfig({ PORT: '8080', HOST: '0.0.0.0', DATABASE_URL: 'postgres://u@h:5432/db', LOG_LEVEL: 'debug' })
+  t.equal(config.port, 8080)
+  t.equal(config.host, '0.0.0.0')
+  t.equal(config.logLevel, 'debug')
+})
+
+t.test('every bad variable is named with what it expects', async t => {
+  let error: unknown
+  try {
+    loadConfig({ PORT: '80a', LOG_LEVEL: 'loud', DATABASE_URL: 'mysql://x', BODY_LIMIT: '1e6', SQLITE_SYNCHRONOUS: 'OFF' })
+  } catch (caught) {
+    error = caught
+  }
+  t.ok(error instanceof ConfigError)
+  const problems = (error as ConfigError).problems
+  t.equal(problems.length, 5)
+  t.match(problems.join('\n'), /PORT="80a" is not valid: expected a whole number from 0 to 65535/)
+  t.match(problems.join('\n'), /LOG_LEVEL="loud" is not valid: expected one of fatal, error/)
+  t.match(problems.join('\n'), /DATABASE_URL="mysql:\/\/x"/)
+  t.match(problems.join('\n'), /BODY_LIMIT="1e6"/)
+  t.match(problems.join('\n'), /SQLITE_SYNCHRONOUS="OFF" is not valid: expected one of FULL, NORMAL, EXTRA/)
+  t.throws(() => loadConfig({ PORT: '70000' }), /PORT/)
+})
+
+t.test('the README documents every configuration variable', async t => {
+  const { readFile } = await import('node:fs/promises')
+  const { Settings } = await import('../src/config.js')
+  const readme = await readFile(new URL('../README.md', import.meta.url), 'utf8')
+  for (const name of Object.keys(Settings.properties)) t.match(readme, `| \`${name}\` |`, `README lists ${name}`)
+})

@@ -1,0 +1,156 @@
+import { connect } from 'node:net'
+import t from 'tap'
+import { resources } from '../../schemas/index.js'
+import { buildModel } from '../../src/resources/model.js'
+import { openStore } from '../../src/store/open.js'
+import type { Store } from '../../src/store/store.js'
+import { assertProblem, body, buildTestApp, createProject, logCollector, testDatabaseFile } from '../helper.js'
+
+t.test('unknown paths are 404 problems', async t => {
+  const app = await buildTestApp(t)
+  for (const url of ['/nope', '/v1/nope', '/v1/projects/1/nope', '/']) {
+    const problem = assertProblem(t, await app.inject({ method: 'GET', url }), 404, 'not-found')
+    t.equal(problem.instance, url)
+  }
+})
+
+t.test('versions: /v9 and Api-Version: 9 are 404 naming the versions; Api-Version: 1 serves v1', async t => {
+  const app = await buildTestApp(t)
+  const byPath = assertProblem(t, await app.inject({ method: 'GET', url: '/v9/projects' }), 404, 'unknown-version')
+  t.match(byPath.detail, /available: 1/)
+  const byHeader = assertProblem(t, await app.inject({ method: 'GET', url: '/projects', headers: { 'api-version': '9' } }), 404, 'unknown-version')
+  t.match(byHeader.detail, /available: 1/)
+  assertProblem(t, await app.inject({ method: 'GET', url: '/projects', headers: { 'api-version': '../v1' } }), 404, 'unknown-version')
+
+  const project = await createProject(app)
+  const viaHeader = await app.inject({ method: 'GET', url: `/projects/${project.id}`, headers: { 'api-version': '1' } })
+  t.equal(viaHeader.statusCode, 200)
+  t.equal(body(viaHeader).links.self, `/v1/projects/${project.id}`, 'links stay canonical')
+  const created = await app.inject({ method: 'POST', url: '/projects', headers: { 'api-version': '1', 'content-type': 'application/json' }, payload: { name: 'Header' } })
+  t.equal(created.statusCode, 201)
+  t.match(created.headers.location, /^\/v1\/projects\/\d+$/)
+  t.equal((await app.inject({ method: 'GET', url: '/health', headers: { 'api-version': '1' } })).statusCode, 200, 'unversioned paths ignore it')
+})
+
+t.test('a known path with a method it lacks is 405 with Allow; OPTIONS lists them', async t => {
+  const app = await buildTestApp(t)
+  const collection = await app.inject({ method: 'DELETE', url: '/v1/projects' })
+  assertProblem(t, collection, 405, 'method-not-allowed')
+  t.equal(collection.headers.allow, 'GET, HEAD, POST, OPTIONS')
+  const item = await app.inject({ method: 'POST', url: '/v1/projects/1' })
+  assertProblem(t, item, 405)
+  t.equal(item.headers.allow, 'GET, HEAD, PUT, PATCH, DELETE, OPTIONS')
+  const related = await app.inject({ method: 'PUT', url: '/v1/projects/1/tasks' })
+  t.equal(related.headers.allow, 'GET, HEAD, POST, OPTIONS')
+  const health = await app.inject({ method: 'POST', url: '/health' })
+  assertProblem(t, health, 405)
+  t.equal(health.headers.allow, 'GET, HEAD, OPTIONS')
+  const options = await app.inject({ method: 'OPTIONS', url: '/v1/projects/1' })
+  t.equal(options.statusCode, 204)
+  t.equal(options.headers.allow, 'GET, HEAD, PUT, PATCH, DELETE, OPTIONS')
+})
+
+t.test('bodies that are not JSON are 415 saying what is accepted', async t => {
+  const app = await buildTestApp(t)
+  const project = await createProject(app)
+  const text = await app.inject({ method: 'POST', url: '/v1/projects', payload: '{"name":"x"}', headers: { 'content-type': 'text/plain' } })
+  assertProblem(t, text, 415, 'unsupported-media-type')
+  t.equal(text.headers['accept-post'], 'application/json')
+  t.match(body(text).detail, /text\/plain/)
+
+  const form = await app.inject({ method: 'PATCH', url: `/v1/projects/${project.id}`, payload: 'name=x', headers: { 'content-type': 'application/x-www-form-urlencoded' } })
+  assertProblem(t, form, 415)
+  t.equal(form.headers['accept-patch'], 'application/merge-patch+json, application/json')
+
+  const mergeOnPost = await app.inject({ method: 'POST', url: '/v1/projects', payload: '{"name":"x"}', headers: { 'content-type': 'application/merge-patch+json' } })
+  assertProblem(t, mergeOnPost, 415)
+  t.equal(mergeOnPost.headers['accept-post'], 'application/json')
+
+  const charset = await app.inject({ method: 'POST', url: '/v1/projects', payload: '{"name":"charset"}', headers: { 'content-type': 'application/json; charset=utf-8' } })
+  t.equal(charset.statusCode, 201, 'parameters on the media type are fine')
+})
+
+t.test('a body over the limit is 413', async t => {
+  const app = await buildTestApp(t, { env: { BODY_LIMIT: '2048' } })
+  const response = await app.inject({ method: 'POST', url: '/v1/projects', payload: JSON.stringify({ name: 'x'.repeat(4000) }), headers: { 'content-type': 'application/json' } })
+  const problem = assertProblem(t, response, 413)
+  t.match(problem.detail, /2048 bytes/)
+})
+
+t.test('malformed, empty, deep, poisoned and non-UTF-8 bodies are 400', async t => {
+  const app = await buildTestApp(t)
+  const send = async (payload: string | Buffer) =>
+    await app.inject({ method: 'POST', url: '/v1/projects', payload, headers: { 'content-type': 'application/json' } })
+  assertProblem(t, await send('{"name": '), 400, 'malformed-body')
+  assertProblem(t, await send(''), 400)
+  assertProblem(t, await send('   '), 400, 'malformed-body')
+  const deep = assertProblem(t, await send('{"name":' + '['.repeat(100000) + ']'.repeat(100000) + '}'), 400, 'malformed-body')
+  t.match(deep.detail, /deeper/)
+  assertProblem(t, await send('{"name":"x","__proto__":{"admin":true}}'), 400, 'validation')
+  assertProblem(t, await send('{"name":"x","constructor":{"prototype":{"admin":true}}}'), 400, 'validation')
+  assertProblem(t, await send('{"name":"x","tags":[{"__proto__":{"a":1}}]}'), 400)
+  assertProblem(t, await send(Buffer.from([0x7b, 0x22, 0x6e, 0x61, 0x6d, 0x65, 0x22, 0x3a, 0x22, 0xff, 0xfe, 0x22, 0x7d])), 400, 'malformed-body')
+  t.same(({}.constructor as unknown as { admin?: boolean }).admin, undefined, 'no prototype was polluted')
+})
+
+t.test('a 500 says nothing of internals; the log has them under the request id', async t => {
+  const model = buildModel(resources)
+  const real = openStore(model, { databaseUrl: `sqlite:${testDatabaseFile(t)}`, sqliteSynchronous: 'NORMAL' })
+  const broken: Store = {
+    ...real,
+    migrate: async () => await real.migrate(),
+    close: async () => await real.close(),
+    get: async () => { throw new Error('SQLITE_ERROR: no such column: secret_column in SELECT * FROM "projects"') }
+  }
+  const logs = logCollector()
+  const app = await buildTestApp(t, { store: broken, logStream: logs, env: { LOG_LEVEL: 'info' } })
+  const response = await app.inject({ method: 'GET', url: '/v1/projects/1', headers: { 'x-request-id': 'trace-500' } })
+  const problem = assertProblem(t, response, 500)
+  t.equal(problem.requestId, 'trace-500')
+  t.notMatch(response.body, /SQLITE|secret_column|SELECT|at .*\.ts/)
+  t.match(problem.detail, /trace-500/)
+  const logged = logs.lines.find(line => line.requestId === 'trace-500' && line.level === 50)
+  t.ok(logged, 'the error is logged at error level with the request id')
+  t.match(logged?.err?.message, /secret_column/)
+})
+
+t.test('X-Request-Id is echoed when sane, generated otherwise; Authorization is never logged', async t => {
+  const logs = logCollector()
+  const app = await buildTestApp(t, { logStream: logs, env: { LOG_LEVEL: 'info' } })
+  const sane = await app.inject({ method: 'GET', url: '/health', headers: { 'x-request-id': 'abc-123.def:9' } })
+  t.equal(sane.headers['x-request-id'], 'abc-123.def:9')
+  const insane = await app.inject({ method: 'GET', url: '/health', headers: { 'x-request-id': 'bad id\twith <script>' } })
+  t.match(insane.headers['x-request-id'], /^[0-9a-f-]{36}$/)
+  const missing = await app.inject({ method: 'GET', url: '/health' })
+  t.match(missing.headers['x-request-id'], /^[0-9a-f-]{36}$/)
+  t.not(missing.headers['x-request-id'], insane.headers['x-request-id'])
+
+  await app.inject({ method: 'GET', url: '/v1/projects', headers: { authorization: 'Bearer very-secret-token' } })
+  t.notMatch(JSON.stringify(logs.lines), /very-secret-token/)
+  t.ok(logs.lines.some(line => line.requestId === 'abc-123.def:9'), 'log lines carry the request id')
+})
+
+t.test('errors of the HTTP parser are problem+json too (raw socket)', async t => {
+  const app = await buildTestApp(t)
+  await app.listen({ host: '127.0.0.1', port: 0 })
+  const address = app.server.address()
+  if (address === null || typeof address === 'string') throw new Error('no port')
+  const raw = async (request: string): Promise<string> => await new Promise((resolve, reject) => {
+    const socket = connect(address.port, '127.0.0.1')
+    let data = ''
+    socket.on('data', chunk => { data += chunk.toString() })
+    socket.on('end', () => resolve(data))
+    socket.on('error', reject)
+    socket.write(request)
+  })
+  const huge = await raw(`GET /health HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20000)}\r\n\r\n`)
+  t.match(huge, /^HTTP\/1\.1 431 /)
+  t.match(huge, /content-type: application\/problem\+json/)
+  const problem = JSON.parse(huge.slice(huge.indexOf('\r\n\r\n') + 4)) as { status: number, requestId: string }
+  t.equal(problem.status, 431)
+  t.match(huge, new RegExp(`x-request-id: ${problem.requestId}`))
+
+  const garbage = await raw('NOT A REQUEST\r\n\r\n')
+  t.match(garbage, /^HTTP\/1\.1 400 /)
+  t.match(garbage, /application\/problem\+json/)
+})

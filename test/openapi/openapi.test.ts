@@ -1,0 +1,45 @@
+import { readFile } from 'node:fs/promises'
+import t from 'tap'
+import { resources } from '../../schemas/index.js'
+import { openapiDocument } from '../../src/openapi-document.js'
+import { body, buildTestApp } from '../helper.js'
+
+const COMMITTED = new URL('../../openapi/openapi.json', import.meta.url)
+
+t.test('openapi/openapi.json is what the definitions generate (run npm run openapi)', async t => {
+  const committed = await readFile(COMMITTED, 'utf8').catch(() => '')
+  const generated = await openapiDocument(resources)
+  t.ok(committed === generated, 'openapi/openapi.json is fresh')
+})
+
+t.test('/openapi.json serves an OpenAPI 3.1 document with stable names', async t => {
+  const app = await buildTestApp(t)
+  const response = await app.inject({ method: 'GET', url: '/openapi.json' })
+  t.equal(response.statusCode, 200)
+  const document = body(response)
+  t.equal(document.openapi, '3.1.0')
+  for (const name of ['Problem', 'Project', 'ProjectCreate', 'ProjectReplace', 'ProjectPatch', 'Task', 'TaskCreateInProject', 'Note']) {
+    t.ok(document.components.schemas[name], `component ${name}`)
+  }
+  t.notOk(Object.keys(document.components.schemas).some(name => name.startsWith('def-')), 'no generated def-N names')
+  const operations = Object.values(document.paths as Record<string, Record<string, { operationId: string }>>)
+    .flatMap(path => Object.values(path).map(operation => operation.operationId))
+  for (const id of ['listProjects', 'getProject', 'createProject', 'replaceProject', 'updateProject', 'deleteProject', 'listProjectTasks', 'createProjectTask']) {
+    t.ok(operations.includes(id), id)
+  }
+  t.same(Object.keys(document.paths['/v1/projects/{id}'].patch.requestBody.content).sort(), ['application/json', 'application/merge-patch+json'])
+  t.same(document.components.schemas.Task.properties.status.enum, ['todo', 'doing', 'done'])
+  t.equal(document.paths['/v1/projects/{id}'].get.responses['404'].content['application/problem+json'].schema.$ref, '#/components/schemas/Problem')
+  t.notOk(document.paths['/openapi.json'], 'the document does not list itself')
+})
+
+t.test('/docs serves the interactive documentation with its assets, no CDN', async t => {
+  const app = await buildTestApp(t)
+  const page = await app.inject({ method: 'GET', url: '/docs' })
+  const html = page.statusCode === 302 ? await app.inject({ method: 'GET', url: page.headers.location as string }) : page
+  t.equal(html.statusCode, 200)
+  t.match(html.headers['content-type'], /text\/html/)
+  t.notMatch(html.body, /https?:\/\/(cdn|unpkg|cdnjs)/, 'assets are served locally')
+  const script = await app.inject({ method: 'GET', url: '/docs/static/swagger-ui-bundle.js' })
+  t.equal(script.statusCode, 200)
+})

@@ -1,0 +1,39 @@
+import t from 'tap'
+import { resources } from '../../schemas/index.js'
+import { buildModel } from '../../src/resources/model.js'
+import { openStore } from '../../src/store/open.js'
+import type { Store } from '../../src/store/store.js'
+import { assertProblem, body, buildTestApp, testDatabaseFile } from '../helper.js'
+
+t.test('/health and /ready answer 200 without credentials', async t => {
+  const app = await buildTestApp(t)
+  const health = await app.inject({ method: 'GET', url: '/health' })
+  t.equal(health.statusCode, 200)
+  t.same(body(health), { status: 'ok' })
+  const ready = await app.inject({ method: 'GET', url: '/ready' })
+  t.equal(ready.statusCode, 200)
+  t.same(body(ready), { status: 'ready' })
+  t.equal((await app.inject({ method: 'HEAD', url: '/health' })).statusCode, 200)
+})
+
+t.test('/ready is 503 while the database does not answer, and recovers', async t => {
+  const real = openStore(buildModel(resources), { databaseUrl: `sqlite:${testDatabaseFile(t)}`, sqliteSynchronous: 'NORMAL' })
+  let reachable = true
+  const flaky: Store = {
+    ...real,
+    migrate: async () => await real.migrate(),
+    close: async () => await real.close(),
+    ping: async () => {
+      if (!reachable) throw new Error('connect ECONNREFUSED')
+      await real.ping()
+    }
+  }
+  const app = await buildTestApp(t, { store: flaky })
+  reachable = false
+  const down = await app.inject({ method: 'GET', url: '/ready' })
+  const problem = assertProblem(t, down, 503, 'unavailable')
+  t.notMatch(problem.detail, /ECONNREFUSED/, 'the cause stays in the log')
+  t.equal((await app.inject({ method: 'GET', url: '/health' })).statusCode, 200, 'liveness does not depend on the database')
+  reachable = true
+  t.equal((await app.inject({ method: 'GET', url: '/ready' })).statusCode, 200)
+})

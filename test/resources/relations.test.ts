@@ -1,0 +1,83 @@
+import { Type } from '@sinclair/typebox'
+import t from 'tap'
+import { belongsTo, defineResource, hasMany } from '../../src/resources/define.js'
+import { assertProblem, body, buildTestApp, createProject, pointers, post } from '../helper.js'
+
+t.test('related collections: GET lists the children, POST creates one with the key set', async t => {
+  const app = await buildTestApp(t)
+  const road = await createProject(app, { name: 'Road' })
+  const bridge = await createProject(app, { name: 'Bridge' })
+
+  const created = await post(app, `/v1/projects/${road.id}/tasks`, { name: 'Dig', priority: 1 })
+  t.equal(created.statusCode, 201)
+  const task = body(created)
+  t.equal(task.projectId, road.id)
+  t.equal(created.headers.location, `/v1/tasks/${task.id}`)
+  t.same(task.links, { self: `/v1/tasks/${task.id}`, project: `/v1/projects/${road.id}` })
+  await post(app, '/v1/tasks', { name: 'Paint', projectId: bridge.id })
+
+  const listed = await app.inject({ method: 'GET', url: `/v1/projects/${road.id}/tasks` })
+  t.equal(listed.statusCode, 200)
+  t.same(body(listed).map((item: { name: string }) => item.name), ['Dig'])
+
+  t.same(pointers(assertProblem(t, await post(app, `/v1/projects/${road.id}/tasks`, { name: 'x', projectId: bridge.id }), 400)), ['/projectId'],
+    'the key comes from the path, not the body')
+  assertProblem(t, await app.inject({ method: 'GET', url: '/v1/projects/999/tasks' }), 404)
+  assertProblem(t, await post(app, '/v1/projects/999/tasks', { name: 'orphan' }), 404)
+})
+
+t.test('a foreign key to a missing row is 400 naming the field', async t => {
+  const app = await buildTestApp(t)
+  const problem = assertProblem(t, await post(app, '/v1/tasks', { name: 'Orphan', projectId: 4242 }), 400, 'validation')
+  t.same(problem.errors, [{ in: 'body', pointer: '/projectId', detail: 'refers to project 4242, which does not exist' }])
+
+  const project = await createProject(app)
+  const task = body(await post(app, '/v1/tasks', { name: 'Kept', projectId: project.id }))
+  const moved = await app.inject({ method: 'PATCH', url: `/v1/tasks/${task.id}`, payload: { projectId: 4243 } })
+  t.same(pointers(assertProblem(t, moved, 400)), ['/projectId'])
+  t.equal(body(await app.inject({ method: 'GET', url: `/v1/tasks/${task.id}` })).projectId, project.id, 'unchanged')
+})
+
+t.test('deleting a project cascades to its tasks', async t => {
+  const app = await buildTestApp(t)
+  const project = await createProject(app)
+  const task = body(await post(app, `/v1/projects/${project.id}/tasks`, { name: 'Gone with it' }))
+  t.equal((await app.inject({ method: 'DELETE', url: `/v1/projects/${project.id}` })).statusCode, 204)
+  assertProblem(t, await app.inject({ method: 'GET', url: `/v1/tasks/${task.id}` }), 404)
+})
+
+// A domain of its own shows the engine is generic: restrict, optional keys, a custom singular.
+const authors = defineResource({
+  collection: 'authors',
+  fields: Type.Object({ name: Type.String({ minLength: 1 }) }),
+  relations: { books: hasMany('books', { foreignKey: 'authorId' }) }
+})
+const books = defineResource({
+  collection: 'books',
+  fields: Type.Object({ name: Type.String({ minLength: 1 }), authorId: Type.Optional(Type.Integer()) }),
+  relations: { author: belongsTo('authors', { foreignKey: 'authorId' }) }
+})
+
+t.test('deleting a row still referenced under restrict is 409', async t => {
+  const app = await buildTestApp(t, { definitions: [authors, books] })
+  const author = body(await post(app, '/v1/authors', { name: 'Le Guin' }))
+  const book = body(await post(app, `/v1/authors/${author.id}/books`, { name: 'The Dispossessed' }))
+  const problem = assertProblem(t, await app.inject({ method: 'DELETE', url: `/v1/authors/${author.id}` }), 409, 'still-referenced')
+  t.match(problem.detail, /1 books/)
+  t.equal((await app.inject({ method: 'GET', url: `/v1/authors/${author.id}` })).statusCode, 200, 'not deleted')
+
+  t.equal((await app.inject({ method: 'DELETE', url: `/v1/books/${book.id}` })).statusCode, 204)
+  t.equal((await app.inject({ method: 'DELETE', url: `/v1/authors/${author.id}` })).statusCode, 204, 'deletable once unreferenced')
+})
+
+t.test('a belongs-to link is absent while its key is null', async t => {
+  const app = await buildTestApp(t, { definitions: [authors, books] })
+  const author = body(await post(app, '/v1/authors', { name: 'Anonymous' }))
+  const loose = body(await post(app, '/v1/books', { name: 'Beowulf' }))
+  t.same(loose.links, { self: `/v1/books/${loose.id}` })
+  const linked = await app.inject({ method: 'PATCH', url: `/v1/books/${loose.id}`, payload: { authorId: author.id } })
+  t.same(body(linked).links, { self: `/v1/books/${loose.id}`, author: `/v1/authors/${author.id}` })
+  const unlinked = await app.inject({ method: 'PATCH', url: `/v1/books/${loose.id}`, payload: { authorId: null } })
+  t.same(body(unlinked).links, { self: `/v1/books/${loose.id}` })
+  t.notOk('authorId' in body(unlinked))
+})

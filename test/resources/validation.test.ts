@@ -1,0 +1,98 @@
+import t from 'tap'
+import { assertProblem, body, buildTestApp, createProject, pointers, post } from '../helper.js'
+
+t.test('every offending property is named, not just the first', async t => {
+  const app = await buildTestApp(t)
+  const response = await post(app, '/v1/projects', { name: '', budget: -1, tags: 'nope', color: 'red', id: 4, createdAt: 'x', links: {} })
+  const problem = assertProblem(t, response, 400, 'validation')
+  t.same(pointers(problem), ['/budget', '/color', '/createdAt', '/id', '/links', '/name', '/tags'])
+  for (const issue of problem.errors) {
+    t.equal(issue.in, 'body')
+    t.type(issue.detail, 'string')
+  }
+  const byPointer = Object.fromEntries(problem.errors.map((issue: { pointer: string, detail: string }) => [issue.pointer, issue.detail]))
+  t.match(byPointer['/id'], /read-only/)
+  t.match(byPointer['/color'], /not a known property/)
+  t.match(byPointer['/budget'], />= 0/)
+  t.equal(body(await app.inject({ method: 'GET', url: '/v1/projects' })).length, 0, 'nothing was created')
+})
+
+t.test('types are never coerced in a body', async t => {
+  const app = await buildTestApp(t)
+  const cases: Array<[string, unknown]> = [
+    ['/budget', '5'],
+    ['/active', 'true'],
+    ['/active', 1],
+    ['/name', 42],
+    ['/tags', ['ok', 3]]
+  ]
+  for (const [pointer, value] of cases) {
+    const field = pointer.split('/')[1]!
+    const payload = { name: 'Coerce', [field]: value }
+    const problem = assertProblem(t, await post(app, '/v1/projects', payload), 400)
+    t.ok(pointers(problem).some(p => p.startsWith(pointer)), `${JSON.stringify(value)} for ${field} is refused`)
+  }
+})
+
+t.test('bounds, enums and formats from the schema are enforced', async t => {
+  const app = await buildTestApp(t)
+  const project = await createProject(app)
+  const url = `/v1/projects/${project.id}/tasks`
+  const bad = await post(app, url, { name: 'x'.repeat(201), status: 'someday', priority: 6, dueDate: '2026-13-45' })
+  const problem = assertProblem(t, bad, 400)
+  t.same(pointers(problem), ['/dueDate', '/name', '/priority', '/status'])
+  const status = problem.errors.find((issue: { pointer: string }) => issue.pointer === '/status')
+  t.match(status.detail, /"todo", "doing", "done"/, 'the allowed values are listed')
+
+  const fractional = assertProblem(t, await post(app, url, { name: 'x', priority: 2.5 }), 400)
+  t.same(pointers(fractional), ['/priority'])
+
+  const tooMany = assertProblem(t, await post(app, '/v1/projects', { name: 'Tags', tags: Array.from({ length: 21 }, (_, i) => `t${i}`) }), 400)
+  t.same(pointers(tooMany), ['/tags'])
+
+  const good = await post(app, url, { name: 'ok', status: 'doing', priority: 5, dueDate: '2026-02-28' })
+  t.equal(good.statusCode, 201)
+})
+
+t.test('a body that is not an object, or is missing, is 400', async t => {
+  const app = await buildTestApp(t)
+  for (const payload of ['[]', '"text"', '42', 'null']) {
+    const response = await app.inject({ method: 'POST', url: '/v1/projects', payload, headers: { 'content-type': 'application/json' } })
+    assertProblem(t, response, 400)
+  }
+  const none = await app.inject({ method: 'POST', url: '/v1/projects' })
+  assertProblem(t, none, 400)
+})
+
+t.test('malformed ids are 400 in the path; well-formed unknown ids are 404', async t => {
+  const app = await buildTestApp(t)
+  for (const id of ['abc', '0', '-1', '1.5', '1e3', '0x10', '01', '+1', '9007199254740992', '99999999999999999999', '%20']) {
+    const response = await app.inject({ method: 'GET', url: `/v1/projects/${id}` })
+    const problem = assertProblem(t, response, 400, 'validation')
+    t.same(problem.errors, [{ in: 'path', pointer: '/id', detail: problem.errors[0].detail }], `id ${id}`)
+  }
+  for (const id of ['1', '9007199254740991']) {
+    assertProblem(t, await app.inject({ method: 'GET', url: `/v1/projects/${id}` }), 404, 'not-found')
+  }
+  assertProblem(t, await app.inject({ method: 'DELETE', url: '/v1/projects/abc' }), 400)
+  assertProblem(t, await app.inject({ method: 'GET', url: '/v1/projects/abc/tasks' }), 400)
+})
+
+t.test('unknown query parameters are 400 naming them', async t => {
+  const app = await buildTestApp(t)
+  const problem = assertProblem(t, await app.inject({ method: 'GET', url: '/v1/projects?colour=red' }), 400)
+  t.same(problem.errors, [{ in: 'query', pointer: '/colour', detail: 'is not a known property' }])
+})
+
+t.test('strings a database cannot hold exactly are refused, not altered', async t => {
+  const app = await buildTestApp(t)
+  const nul = await app.inject({ method: 'POST', url: '/v1/projects', payload: '{"name":"a\\u0000b"}', headers: { 'content-type': 'application/json' } })
+  t.same(pointers(assertProblem(t, nul, 400)), ['/name'])
+  const lone = await app.inject({ method: 'POST', url: '/v1/projects', payload: '{"name":"a\\ud800b"}', headers: { 'content-type': 'application/json' } })
+  t.same(pointers(assertProblem(t, lone, 400)), ['/name'])
+  const pair = await app.inject({ method: 'POST', url: '/v1/projects', payload: '{"name":"smile \\ud83d\\ude00"}', headers: { 'content-type': 'application/json' } })
+  t.equal(pair.statusCode, 201, 'a proper surrogate pair is fine')
+  t.equal(body(pair).name, 'smile 😀')
+  const unicode = await post(app, '/v1/projects', { name: 'Ünïcødé ✓ 中文' })
+  t.equal(body(unicode).name, 'Ünïcødé ✓ 中文', 'stored exactly')
+})

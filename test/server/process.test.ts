@@ -1,0 +1,88 @@
+import { spawnSync } from 'node:child_process'
+import { existsSync } from 'node:fs'
+import { request } from 'node:http'
+import t from 'tap'
+import { SERVER_ENTRY, startServer } from './spawn.js'
+
+t.test('the entry point boots on a fresh SQLite file and serves /health', async t => {
+  const dir = t.testdir()
+  const file = `${dir}/nested/app.db`
+  const server = await startServer({ DATABASE_URL: `sqlite:${file}` })
+  t.teardown(() => { server.child.kill('SIGKILL') })
+  t.ok(existsSync(file), 'the database file and its folder were created')
+  const response = await fetch(`${server.base}/health`)
+  t.equal(response.status, 200)
+  t.same(await response.json(), { status: 'ok' })
+  t.match(response.headers.get('x-request-id'), /^[0-9a-f-]{36}$/)
+  t.ok(server.logs.some(line => line.msg === 'database schema updated'), 'tables were created on start')
+})
+
+t.test('acknowledged writes survive SIGKILL (synchronous FULL by default)', async t => {
+  const file = `${t.testdir()}/app.db`
+  const first = await startServer({ DATABASE_URL: `sqlite:${file}` })
+  const ids: number[] = []
+  // Concurrent writes in flight when the process dies, as in production.
+  await Promise.all(Array.from({ length: 40 }, async (_, i) => {
+    const response = await fetch(`${first.base}/v1/projects`, {
+      method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name: `durable ${i}` })
+    })
+    if (response.status === 201) ids.push((await response.json() as { id: number }).id)
+  }))
+  t.equal(ids.length, 40, 'every write was acknowledged')
+  first.child.kill('SIGKILL')
+  t.equal((await first.exited).signal, 'SIGKILL')
+
+  const second = await startServer({ DATABASE_URL: `sqlite:${file}` })
+  t.teardown(() => { second.child.kill('SIGKILL') })
+  const list = await (await fetch(`${second.base}/v1/projects?limit=100`)).json() as Array<{ id: number }>
+  t.same(list.map(item => item.id).sort((a, b) => a - b), ids.sort((a, b) => a - b), 'all acknowledged rows are there')
+})
+
+t.test('SIGTERM lets an in-flight request finish, then exits 0', async t => {
+  const server = await startServer({ DATABASE_URL: `sqlite:${t.testdir()}/app.db` })
+  const payload = JSON.stringify({ name: 'in flight' })
+  const url = new URL(`${server.base}/v1/projects`)
+  const answer = new Promise<{ status: number, body: string }>((resolve, reject) => {
+    const req = request({ host: url.hostname, port: url.port, path: url.pathname, method: 'POST', headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } }, res => {
+      let body = ''
+      res.on('data', chunk => { body += String(chunk) })
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }))
+    })
+    req.on('error', reject)
+    // Half the body now; the rest after the signal, so the request is in flight during shutdown.
+    req.write(payload.slice(0, 5))
+    setTimeout(() => {
+      server.child.kill('SIGTERM')
+      setTimeout(() => req.end(payload.slice(5)), 300)
+    }, 200)
+  })
+  const { status, body } = await answer
+  t.equal(status, 201, 'the in-flight request completed')
+  t.equal(JSON.parse(body).name, 'in flight')
+  const exit = await server.exited
+  t.equal(exit.code, 0)
+  t.ok(server.logs.some(line => line.msg === 'stopped'))
+})
+
+t.test('a request that never finishes cannot hold shutdown past the deadline', async t => {
+  const server = await startServer({ DATABASE_URL: `sqlite:${t.testdir()}/app.db`, SHUTDOWN_TIMEOUT_MS: '500' })
+  const url = new URL(server.base)
+  const req = request({ host: url.hostname, port: url.port, path: '/v1/projects', method: 'POST', headers: { 'content-type': 'application/json', 'content-length': 1000 } })
+  req.on('error', () => {})
+  req.write('{"name":')
+  await new Promise(resolve => setTimeout(resolve, 200))
+  const started = Date.now()
+  server.child.kill('SIGTERM')
+  const exit = await server.exited
+  t.equal(exit.code, 1, 'exits non-zero when the deadline cut requests off')
+  t.ok(Date.now() - started < 5000, 'within the bound')
+  t.ok(server.logs.some(line => String(line.msg).includes('deadline')))
+  req.destroy()
+})
+
+t.test('bad configuration stops the start with a message naming the variable', async t => {
+  const result = spawnSync(process.execPath, [SERVER_ENTRY], { env: { PATH: process.env.PATH ?? '', PORT: 'eighty', DATABASE_URL: `sqlite:${t.testdir()}/app.db` }, encoding: 'utf8' })
+  t.equal(result.status, 1)
+  t.match(result.stderr, /PORT="eighty" is not valid: expected a whole number from 0 to 65535/)
+  t.notMatch(result.stderr, /\n\s+at /, 'no stack trace')
+})

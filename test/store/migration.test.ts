@@ -1,0 +1,61 @@
+import { Type } from '@sinclair/typebox'
+import t from 'tap'
+import { buildApp } from '../../src/app.js'
+import { defineResource } from '../../src/resources/define.js'
+import { MigrationRefused } from '../../src/store/store.js'
+import { body, post, testConfig, testDatabaseFile } from '../helper.js'
+
+const v1 = defineResource({ collection: 'gadgets', fields: Type.Object({ name: Type.String() }) })
+const v2 = defineResource({
+  collection: 'gadgets',
+  fields: Type.Object({
+    name: Type.String(),
+    color: Type.Optional(Type.String()),
+    size: Type.Union([Type.Literal('s'), Type.Literal('m'), Type.Literal('l')], { default: 'm' })
+  }),
+  sortable: ['color']
+})
+
+t.test('start-up creates tables and extends them additively', async t => {
+  const databaseFile = testDatabaseFile(t)
+  const config = testConfig(t, { databaseFile })
+  const first = await buildApp({ config, definitions: [v1] })
+  const old = body(await post(first, '/v1/gadgets', { name: 'old' }))
+  await first.close()
+
+  const second = await buildApp({ config, definitions: [v2] })
+  t.teardown(() => second.close())
+  const { applied } = await second.store.migrate()
+  t.same(applied, [], 'a second migrate finds nothing to do')
+  const kept = body(await second.inject({ method: 'GET', url: `/v1/gadgets/${old.id}` }))
+  t.equal(kept.name, 'old', 'existing rows are kept')
+  t.equal(kept.size, 'm', 'a new defaulted column is filled with its default')
+  t.notOk('color' in kept, 'a new optional column is empty')
+  const fresh = await post(second, '/v1/gadgets', { name: 'new', color: 'red', size: 'l' })
+  t.equal(fresh.statusCode, 201)
+  t.equal(body(fresh).color, 'red')
+})
+
+t.test('destructive or incompatible changes are refused with what to do', async t => {
+  const databaseFile = testDatabaseFile(t)
+  const config = testConfig(t, { databaseFile })
+  await (await buildApp({ config, definitions: [v2] })).close()
+
+  const refusal = async (fields: Parameters<typeof Type.Object>[0]): Promise<string> => {
+    try {
+      const app = await buildApp({ config, definitions: [defineResource({ collection: 'gadgets', fields: Type.Object(fields as { name: ReturnType<typeof Type.String> }) })] })
+      await app.close()
+    } catch (error) {
+      t.ok(error instanceof MigrationRefused)
+      return (error as Error).message
+    }
+    return 'not refused'
+  }
+  const base = { name: Type.String(), size: Type.String({ default: 'm' }) }
+  t.match(await refusal({ name: Type.String(), size: Type.String({ default: 'm' }) }), /gadgets\.color exists in the database but not in the definition/, 'dropping a field')
+  t.match(await refusal({ ...base, color: Type.Optional(Type.Integer()) }), /gadgets\.color is TEXT in the database but the definition needs integer/, 'changing a type')
+  t.match(await refusal({ ...base, color: Type.Optional(Type.String()), weight: Type.Number() }), /gadgets\.weight is new and required but has no default/, 'a new required field')
+  const unchanged = await buildApp({ config, definitions: [v2] })
+  t.equal(body(await unchanged.inject({ method: 'GET', url: '/v1/gadgets' })).length, 0, 'the database was left as it was')
+  await unchanged.close()
+})
