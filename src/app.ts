@@ -17,7 +17,7 @@ import storePlugin from './plugins/store.js'
 import type { ResourceDefinition } from './resources/define.js'
 import { deriveNestedSchemas, deriveSchemas } from './resources/derive.js'
 import { buildModel } from './resources/model.js'
-import { DEFAULT_MAX_LIMIT } from './resources/query.js'
+import { cursorCodec } from './resources/cursor.js'
 import { resourcePrefix, resourceRoutes } from './resources/routes.js'
 import { openStore } from './store/open.js'
 import type { Store } from './store/store.js'
@@ -83,8 +83,9 @@ export async function buildApp ({ config, definitions, store: givenStore, logStr
     for (const schema of [...deriveSchemas(resource), ...deriveNestedSchemas(model, resource)]) app.addSchema(schema)
   }
   await app.register(healthRoutes)
+  const cursors = cursorCodec(await store.secret('cursor-signing'))
   for (const resource of model.resources) {
-    await app.register(resourceRoutes, { prefix: resourcePrefix(resource), model, resource, maxLimit: DEFAULT_MAX_LIMIT })
+    await app.register(resourceRoutes, { prefix: resourcePrefix(resource), model, resource, maxLimit: config.maxPageLimit, cursors })
   }
   methods.registerFallbacks(app)
   return app

@@ -24,6 +24,7 @@ export const Settings = Type.Object({
   LOG_LEVEL: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map(level => Type.Literal(level)), {
     default: 'info', description: 'pino log level.'
   }),
+  MAX_PAGE_LIMIT: Type.Integer({ minimum: 1, maximum: 10000, default: 100, description: 'Largest `limit` a list accepts (larger: 400).' }),
   BODY_LIMIT: Type.Integer({ minimum: 1024, default: 1048576, description: 'Largest accepted request body in bytes (larger: 413).' }),
   REQUEST_TIMEOUT_MS: Type.Integer({ minimum: 1000, default: 30000, description: 'Longest time to receive a whole request.' }),
   SHUTDOWN_TIMEOUT_MS: Type.Integer({ minimum: 100, default: 10000, description: 'On SIGTERM / SIGINT, longest wait for in-flight requests before exiting anyway.' }),

@@ -15,9 +15,14 @@ export const AJV_OPTIONS = {
   allErrors: true
 } as const
 
+interface PropertySchema {
+  type?: string
+  items?: { type?: string }
+}
+
 interface PartSchema {
   type?: string
-  properties?: Record<string, { type?: string }>
+  properties?: Record<string, PropertySchema>
 }
 
 type Validate = ((data: unknown) => boolean | Promise<unknown>) & { errors?: unknown }
@@ -43,7 +48,13 @@ function strictStrings (schema: PartSchema, validate: Validate): Validate {
       const values = data as Record<string, unknown>
       for (const [name, property] of properties) {
         const raw = values[name]
-        if (typeof raw === 'string') values[name] = convertString(property.type, raw)
+        if (property.type === 'array') {
+          // Comma-separated (`a,b`) or repeated (`x=a&x=b`): each item is converted on its own.
+          const items = typeof raw === 'string' ? raw.split(',') : raw
+          if (Array.isArray(items)) values[name] = items.map(item => typeof item === 'string' ? convertString(property.items?.type, item) : item)
+        } else if (typeof raw === 'string') {
+          values[name] = convertString(property.type, raw)
+        }
       }
     }
     const valid = validate(data)

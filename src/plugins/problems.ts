@@ -9,6 +9,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { BodyTooLarge, RouteNotFound, UnknownVersion, UnsupportedMediaType } from '../errors.js'
 import { PROBLEM_MEDIA_TYPE, Problem, problemBody, toProblem } from '../http/problem.js'
+import { instanceOf } from '../http/instance.js'
 import { API_VERSIONS } from '../http/versions.js'
 
 declare module 'fastify' {
@@ -18,11 +19,6 @@ declare module 'fastify' {
     /** Request media types this route accepts, for 415 and Accept-Post / Accept-Patch. */
     accepts?: readonly string[]
   }
-}
-
-export function instanceOf (url: string): string {
-  const query = url.indexOf('?')
-  return query === -1 ? url : url.slice(0, query)
 }
 
 /** Fastify's own client errors, restated so the detail tells the client what to send instead. */

@@ -11,6 +11,8 @@ export const MAX_ID = Number.MAX_SAFE_INTEGER
 
 export interface ResourceSchemaIds {
   readonly representation: string
+  /** A list item: the representation with only id and links guaranteed (sparse fieldsets). */
+  readonly sparse: string
   readonly create: string
   readonly replace: string
   readonly patch: string
@@ -18,7 +20,7 @@ export interface ResourceSchemaIds {
 
 export function schemaIds (resource: Resource): ResourceSchemaIds {
   const stem = resource.typeName
-  return { representation: stem, create: `${stem}Create`, replace: `${stem}Replace`, patch: `${stem}Patch` }
+  return { representation: stem, sparse: `${stem}Sparse`, create: `${stem}Create`, replace: `${stem}Replace`, patch: `${stem}Patch` }
 }
 
 /** The id of the body schema for creating `child` through `/v1/{parent}/{id}/{relation}`. */
@@ -86,6 +88,17 @@ function representationSchema (resource: Resource): TObject {
   })
 }
 
+/** The representation with only id and links required, for lists that may be sparse (`fields=`). */
+function sparseSchema (resource: Resource, representation: TObject): TObject {
+  const schema = Type.Object(representation.properties, {
+    $id: schemaIds(resource).sparse,
+    additionalProperties: false,
+    description: `A ${resource.singular} in a list: every field is present unless \`fields\` asked for fewer; id and links always are.`
+  })
+  // TypeBox derives `required` from the properties; a sparse item promises only these two.
+  return { ...schema, required: ['id', 'links'] }
+}
+
 function writableProperties (resource: Resource, map: (field: Field) => TSchema): TProperties {
   const properties: TProperties = {}
   for (const field of resource.fields.values()) properties[field.name] = map(field)
@@ -105,8 +118,10 @@ export function deriveSchemas (resource: Resource): TObject[] {
   const ids = schemaIds(resource)
   const example = resource.definition.example
   const examples = example === undefined ? {} : { examples: [example] }
+  const representation = representationSchema(resource)
   return [
-    representationSchema(resource),
+    representation,
+    sparseSchema(resource, representation),
     Type.Object(writableProperties(resource, asDeclared), {
       $id: ids.create, additionalProperties: false, description: `A new ${resource.singular}.`, ...examples
     }),

@@ -6,9 +6,11 @@
 import type { FastifyReply, FastifyRequest, RouteHandlerMethod } from 'fastify'
 import { invalid, ResourceNotFound } from '../errors.js'
 import type { Condition } from './define.js'
-import { itemPath, represent } from './links.js'
+import type { CursorCodec } from './cursor.js'
+import { cursorLinks, itemPath, pageLinks, represent } from './links.js'
 import type { ChildLink, Model, Resource } from './model.js'
-import { parseListQuery } from './query.js'
+import { parseListQuery, positionOf, type ListRequest } from './query.js'
+import { instanceOf } from '../http/instance.js'
 import { patchedValues, readOnlyChanges, writableValues } from './writes.js'
 import type { StoredRecord } from '../store/store.js'
 
@@ -38,7 +40,20 @@ function notFound (resource: Resource, id: number): Error {
   return new ResourceNotFound(`no ${resource.singular} with id ${id}`)
 }
 
-export function resourceHandlers (model: Model, resource: Resource): ResourceHandlers {
+/** A sparse fieldset keeps id and links, and only the named fields. */
+function pick (body: Record<string, unknown>, fields: readonly string[] | undefined): Record<string, unknown> {
+  if (fields === undefined) return body
+  const picked: Record<string, unknown> = { id: body.id, links: body.links }
+  for (const name of fields) if (body[name] !== undefined) picked[name] = body[name]
+  return picked
+}
+
+function searchOf (url: string): string {
+  const query = url.indexOf('?')
+  return query === -1 ? '' : url.slice(query + 1)
+}
+
+export function resourceHandlers (model: Model, resource: Resource, cursors: CursorCodec): ResourceHandlers {
   async function load (request: FastifyRequest, target: Resource, id: number): Promise<StoredRecord> {
     const record = await request.server.store.get(target, id, { where: visibility(request, target) })
     if (record === undefined) throw notFound(target, id)
@@ -46,10 +61,26 @@ export function resourceHandlers (model: Model, resource: Resource): ResourceHan
   }
 
   async function sendList (request: FastifyRequest, reply: FastifyReply, target: Resource, scope: Condition[]): Promise<unknown> {
-    const query = parseListQuery(target, request.query as Record<string, unknown>)
-    const where = [...scope, ...visibility(request, target)]
-    const items = await request.server.store.list(target, { ...query, where: [...where, ...query.where] })
-    return await reply.send(items.map(record => represent(target, record)))
+    const list: ListRequest = parseListQuery(target, request.query as Record<string, unknown>, { now: new Date(), cursors })
+    const where = [...scope, ...visibility(request, target), ...list.store.where]
+    const { store } = request.server
+    const path = instanceOf(request.url).replace(/\/+$/, '')
+    const search = searchOf(request.url)
+    let records: StoredRecord[]
+    if (list.mode === 'page') {
+      const [page, total] = await Promise.all([store.list(target, { ...list.store, where }), store.count(target, where)])
+      records = page
+      reply.header('x-total-count', total).header('link', pageLinks(path, search, list.page, list.limit, total))
+    } else {
+      const window = await store.list(target, { ...list.store, where })
+      records = window.slice(0, list.limit)
+      const last = records.at(-1)
+      const next = window.length > list.limit && last !== undefined
+        ? cursors.encode({ sort: list.sort, values: positionOf(last, list.store.orderBy) })
+        : undefined
+      reply.header('link', cursorLinks(path, search, next))
+    }
+    return await reply.send(records.map(record => pick(represent(target, record), list.fields)))
   }
 
   async function insert (request: FastifyRequest, reply: FastifyReply, target: Resource, values: Body): Promise<unknown> {

@@ -32,3 +32,43 @@ export function represent (resource: Resource, record: StoredRecord): Record<str
   body.updatedAt = record.updatedAt
   return body
 }
+
+/** The same query with one parameter set (in place if present), keeping every other parameter. */
+export function withParameter (path: string, search: string, name: string, value: string): string {
+  const params = new URLSearchParams(search)
+  const result = new URLSearchParams()
+  let placed = false
+  for (const [key, current] of params) {
+    if (key !== name) result.append(key, current)
+    else if (!placed) {
+      result.append(key, value)
+      placed = true
+    }
+  }
+  if (!placed) result.append(name, value)
+  // Brackets, commas, colons and stars are legal in a query and far easier to read unescaped.
+  const query = result.toString().replace(/%5B/g, '[').replace(/%5D/g, ']').replace(/%2C/g, ',').replace(/%3A/g, ':').replace(/%2A/g, '*')
+  return `${path}?${query}`
+}
+
+const link = (target: string, rel: string): string => `<${target}>; rel="${rel}"`
+
+/** RFC 8288 Link value for page-based navigation: first, prev, next, last as they apply. */
+export function pageLinks (path: string, search: string, page: number, limit: number, total: number): string {
+  const last = Math.max(1, Math.ceil(total / limit))
+  const at = (target: number): string => withParameter(path, search, 'page', String(target))
+  return [
+    link(at(1), 'first'),
+    ...(page > 1 ? [link(at(Math.min(page - 1, last)), 'prev')] : []),
+    ...(page < last ? [link(at(page + 1), 'next')] : []),
+    link(at(last), 'last')
+  ].join(', ')
+}
+
+/** Link value for keyset navigation: first (a fresh scan) and next while there is more. */
+export function cursorLinks (path: string, search: string, next: string | undefined): string {
+  return [
+    link(withParameter(path, search, 'cursor', ''), 'first'),
+    ...(next === undefined ? [] : [link(withParameter(path, search, 'cursor', next), 'next')])
+  ].join(', ')
+}

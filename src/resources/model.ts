@@ -4,7 +4,7 @@
  * reads. Checks that need more than one definition live here.
  */
 import type { TSchema } from '@sinclair/typebox'
-import { DefinitionError, type OnDelete, type ResourceDefinition } from './define.js'
+import { DefinitionError, FILTER_OPERATORS, type OnDelete, type ResourceDefinition } from './define.js'
 
 /** How a field is held in storage, independent of the dialect. */
 export type FieldKind = 'string' | 'integer' | 'number' | 'boolean' | 'json'
@@ -142,6 +142,22 @@ function resolveRelations (definitions: readonly ResourceDefinition[]): Map<stri
   return links
 }
 
+/** Filterable fields must be scalar, and named filters may only compare fields the resource has. */
+function checkFilters (definition: ResourceDefinition, fields: ReadonlyMap<string, Field>): void {
+  const fail = (message: string): never => { throw new DefinitionError(`resource "${definition.collection}": ${message}`) }
+  for (const name of definition.filterable) {
+    if (fields.get(name)?.kind === 'json') fail(`filterable field "${name}" must be a string, number, integer or boolean`)
+  }
+  const columns = new Set([...fields.keys(), 'id', 'createdAt', 'updatedAt', ...(definition.owner === undefined ? [] : [definition.owner])])
+  const sample = { now: new Date(0), today: '1970-01-01' }
+  for (const [name, filter] of Object.entries(definition.filters)) {
+    for (const condition of typeof filter === 'function' ? filter(sample) : filter) {
+      if (!columns.has(condition.field)) fail(`filter "${name}" compares "${condition.field}", which is not a field`)
+      if (!FILTER_OPERATORS.includes(condition.op)) fail(`filter "${name}" uses unknown operator "${String(condition.op)}"`)
+    }
+  }
+}
+
 export function buildModel (definitions: readonly ResourceDefinition[]): Model {
   const seen = new Set<string>()
   for (const definition of definitions) {
@@ -151,13 +167,15 @@ export function buildModel (definitions: readonly ResourceDefinition[]): Model {
   const relations = resolveRelations(definitions)
   const resources = definitions.map((definition): Resource => {
     const { parents, children } = relations.get(definition.collection)!
+    const fields = buildFields(definition)
+    checkFilters(definition, fields)
     return Object.freeze({
       definition,
       collection: definition.collection,
       singular: definition.singular,
       typeName: pascal(definition.singular),
       pluralTypeName: pascal(definition.collection),
-      fields: buildFields(definition),
+      fields,
       owner: definition.owner,
       parents: Object.freeze(parents),
       children: Object.freeze(children)

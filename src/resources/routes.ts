@@ -10,28 +10,33 @@ import { Id, nestedCreateId, readOnlyNames, schemaIds } from './derive.js'
 import { resourceHandlers } from './handlers.js'
 import { collectionPath } from './links.js'
 import type { Model, Resource } from './model.js'
-import { listQuerySchema } from './query.js'
+import type { CursorCodec } from './cursor.js'
+import { listQuerySchema } from './query-schema.js'
 import { jsonResponse, problemResponses } from './responses.js'
 
 export interface ResourceRoutesOptions {
   readonly model: Model
   readonly resource: Resource
   readonly maxLimit: number
+  readonly cursors: CursorCodec
 }
 
 const IdParams = Type.Object({ id: Id }, { additionalProperties: false })
 const LOCATION = { Location: { type: 'string', description: 'Path of the created resource.' } }
+const LIST_HEADERS = {
+  'X-Total-Count': { type: 'integer', description: 'Matching items in all pages (page-based requests only).' },
+  Link: { type: 'string', description: 'RFC 8288 links to the first, prev, next and last pages, as they apply; with `cursor`, first and next.' }
+}
 
-export async function resourceRoutes (app: FastifyInstance, { model, resource, maxLimit }: ResourceRoutesOptions): Promise<void> {
-  const handlers = resourceHandlers(model, resource)
+export async function resourceRoutes (app: FastifyInstance, { model, resource, maxLimit, cursors }: ResourceRoutesOptions): Promise<void> {
+  const handlers = resourceHandlers(model, resource, cursors)
   const ids = schemaIds(resource)
   const one = Type.Ref(ids.representation)
-  const many = Type.Array(one)
+  const many = Type.Array(Type.Ref(ids.sparse))
   const name = resource.singular
   const deprecated = resource.definition.deprecated !== undefined && resource.definition.deprecated !== false
   const readOnly = readOnlyNames(resource)
   const tags = [resource.collection]
-  const query = listQuerySchema(maxLimit)
 
   const route = (options: Omit<RouteOptions, 'schema'> & { schema: Record<string, unknown> }): void => {
     app.route({ ...options, schema: { tags, ...(deprecated ? { deprecated: true } : {}), ...options.schema } })
@@ -44,8 +49,8 @@ export async function resourceRoutes (app: FastifyInstance, { model, resource, m
     schema: {
       operationId: `list${resource.pluralTypeName}`,
       summary: `List ${resource.collection}`,
-      querystring: query,
-      response: { 200: jsonResponse(`A page of ${resource.collection}.`, many), ...problemResponses([400]) }
+      querystring: listQuerySchema(resource, maxLimit),
+      response: { 200: jsonResponse(`A page of ${resource.collection}.`, many, LIST_HEADERS), ...problemResponses([400]) }
     }
   })
   route({
@@ -111,7 +116,8 @@ export async function resourceRoutes (app: FastifyInstance, { model, resource, m
 
   for (const link of resource.children) {
     const child = model.get(link.child)
-    const childOne = Type.Ref(schemaIds(child).representation)
+    const childIds = schemaIds(child)
+    const childOne = Type.Ref(childIds.representation)
     const relation = `${resource.typeName}${child.pluralTypeName}`
     route({
       method: 'GET',
@@ -121,8 +127,8 @@ export async function resourceRoutes (app: FastifyInstance, { model, resource, m
         operationId: `list${relation}`,
         summary: `List the ${link.name} of a ${name}`,
         params: IdParams,
-        querystring: query,
-        response: { 200: jsonResponse(`A page of the ${name}'s ${link.name}.`, Type.Array(childOne)), ...problemResponses([400, 404]) }
+        querystring: listQuerySchema(child, maxLimit),
+        response: { 200: jsonResponse(`A page of the ${name}'s ${link.name}.`, Type.Array(Type.Ref(childIds.sparse)), LIST_HEADERS), ...problemResponses([400, 404]) }
       }
     })
     route({

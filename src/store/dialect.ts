@@ -3,7 +3,7 @@
  * and the few places where databases differ (types, value encoding, error
  * codes). Everything else lives once in sql-store.ts.
  */
-import type { ColumnDataType, ColumnDefinitionBuilder, Kysely } from 'kysely'
+import type { ColumnDataType, ColumnDefinitionBuilder, Expression, Kysely, SqlBool } from 'kysely'
 import type { ColumnKind } from './tables.js'
 
 /** Tables and columns come from the definitions, so the database is typed loosely. */
@@ -28,6 +28,8 @@ export interface Dialect {
   classify (error: unknown): ConstraintViolation | undefined
   /** Whether an introspected column type holds values of this kind. */
   sameType (kind: ColumnKind, dataType: string): boolean
+  /** Case-insensitive LIKE of a column against an already escaped pattern (escape character `\\`). */
+  like (column: Expression<unknown>, pattern: string): Expression<SqlBool>
   /** Names of the indexes that exist (Kysely does not introspect indexes). */
   indexNames (db: Kysely<Database>): Promise<Set<string>>
 }

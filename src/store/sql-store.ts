@@ -3,18 +3,20 @@
  * name comes from the definitions (checked against the model before use) and
  * every value is a bound parameter.
  */
+import { randomBytes } from 'node:crypto'
 import { sql, type Expression, type ExpressionBuilder, type SqlBool, type Transaction } from 'kysely'
 import { invalid, StillReferenced, StoreUnavailable, UniqueViolation } from '../errors.js'
 import type { Condition } from '../resources/define.js'
 import type { Model, Resource } from '../resources/model.js'
 import type { Database, Dialect } from './dialect.js'
-import { MigrationRefused, type ListQuery, type MigrationReport, type Store, type StoredRecord, type WriteOptions } from './store.js'
-import { MIGRATIONS_TABLE, planMigration, tableSpec, type ColumnKind, type ColumnSpec, type ExistingColumn, type TableSpec } from './tables.js'
+import { MigrationRefused, type ListQuery, type MigrationReport, type SortKey, type Store, type StoredRecord, type WriteOptions } from './store.js'
+import { MIGRATIONS_TABLE, SECRETS_TABLE, planMigration, tableSpec, type ColumnKind, type ColumnSpec, type ExistingColumn, type TableSpec } from './tables.js'
 
 type Row = Record<string, unknown>
 type Builder = ExpressionBuilder<Database, string>
 
-const COMPARISONS = { eq: '=', ne: '<>', lt: '<', lte: '<=', gt: '>', gte: '>=' } as const
+// `ne` keeps rows without a value: "assignee is not bob" includes tasks nobody is assigned to.
+const COMPARISONS = { eq: '=', ne: 'is distinct from', lt: '<', lte: '<=', gt: '>', gte: '>=' } as const
 
 /** `*` is the only wildcard; `%`, `_` and the escape character itself match literally. */
 export function likePattern (value: string): string {
@@ -25,6 +27,7 @@ export function createSqlStore (dialect: Dialect, model: Model): Store {
   const { db } = dialect
   const specs = new Map(model.resources.map(resource => [resource.collection, tableSpec(model, resource)]))
   const kinds = new Map([...specs].map(([table, spec]) => [table, new Map(spec.columns.map(column => [column.name, column.kind]))]))
+  const nullable = new Map([...specs].map(([table, spec]) => [table, new Set(spec.columns.filter(column => !column.notNull).map(column => column.name))]))
 
   function columnKind (resource: Resource, column: string): ColumnKind {
     const kind = kinds.get(resource.collection)?.get(column)
@@ -65,14 +68,39 @@ export function createSqlStore (dialect: Dialect, model: Model): Store {
       const list = (value as unknown[]).map(item => dialect.encode(kind, item))
       return eb(column, 'in', list)
     }
-    if (op === 'like') {
-      return sql<SqlBool>`lower(${column}) like lower(${likePattern(String(value))}) escape '\\'`
-    }
+    if (op === 'like') return dialect.like(column, likePattern(String(value)))
     return eb(column, COMPARISONS[op], dialect.encode(kind, value))
   }
 
   function matching (resource: Resource, conditions: readonly Condition[]) {
     return (eb: Builder) => eb.and(conditions.map(item => condition(resource, eb, item)))
+  }
+
+  /**
+   * Rows strictly after a keyset position, under an order where missing values
+   * sort last in either direction: (k1 beyond v1) OR (k1 = v1 AND k2 beyond v2) …
+   */
+  function after (resource: Resource, orderBy: readonly SortKey[], values: readonly unknown[]) {
+    return (eb: Builder): Expression<SqlBool> => {
+      const branches: Array<Expression<SqlBool>> = []
+      for (let i = 0; i < orderBy.length; i++) {
+        const { field, direction } = orderBy[i]!
+        const value = values[i]
+        // Nothing sorts after a missing value but other missing values, which the next key orders.
+        if (value === null || value === undefined) continue
+        const kind = columnKind(resource, field)
+        const ahead = eb(eb.ref(field), direction === 'asc' ? '>' : '<', dialect.encode(kind, value))
+        const beyond = nullable.get(resource.collection)?.has(field) === true ? eb.or([ahead, eb(eb.ref(field), 'is', null)]) : ahead
+        const equalBefore = orderBy.slice(0, i).map(({ field: previous }, j) => {
+          const earlier = values[j]
+          return earlier === null || earlier === undefined
+            ? eb(eb.ref(previous), 'is', null)
+            : eb(eb.ref(previous), '=', dialect.encode(columnKind(resource, previous), earlier))
+        })
+        branches.push(eb.and([...equalBefore, beyond]))
+      }
+      return branches.length === 0 ? sql<SqlBool>`1 = 0` : eb.or(branches)
+    }
   }
 
   function rethrow (error: unknown): never {
@@ -149,6 +177,10 @@ export function createSqlStore (dialect: Dialect, model: Model): Store {
           .addColumn('appliedAt', dialect.columnType('timestamp'), column => column.notNull())
           .addColumn('change', 'text', column => column.notNull())
           .execute()
+        await trx.schema.createTable(SECRETS_TABLE).ifNotExists()
+          .addColumn('name', 'text', column => column.primaryKey())
+          .addColumn('value', 'text', column => column.notNull())
+          .execute()
         const applied: string[] = []
         for (const spec of plan.createTables) applied.push(await createTable(trx, spec))
         for (const { table, column } of plan.addColumns) {
@@ -177,12 +209,25 @@ export function createSqlStore (dialect: Dialect, model: Model): Store {
       await db.destroy()
     },
 
+    async secret (name: string): Promise<Buffer> {
+      const read = async () => await db.selectFrom(SECRETS_TABLE).select('value').where('name', '=', name).executeTakeFirst()
+      let row = await read()
+      if (row === undefined) {
+        // Concurrent first uses race here; whichever insert wins, every process reads the same value.
+        await db.insertInto(SECRETS_TABLE).values({ name, value: randomBytes(32).toString('base64') })
+          .onConflict(conflict => conflict.column('name').doNothing()).execute()
+        row = await read()
+      }
+      return Buffer.from(String(row!.value), 'base64')
+    },
+
     async list (resource: Resource, query: ListQuery): Promise<StoredRecord[]> {
       let select = db.selectFrom(resource.collection).selectAll()
       if (query.where.length > 0) select = select.where(matching(resource, query.where))
+      if (query.after !== undefined) select = select.where(after(resource, query.orderBy, query.after))
       for (const key of query.orderBy) {
         columnKind(resource, key.field)
-        select = select.orderBy(key.field, key.direction)
+        select = select.orderBy(key.field, order => key.direction === 'asc' ? order.asc().nullsLast() : order.desc().nullsLast())
       }
       const rows = await select.limit(query.limit).offset(query.offset).execute().catch(rethrow)
       return rows.map(row => decode(resource, row))

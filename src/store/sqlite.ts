@@ -5,7 +5,7 @@
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import BetterSqlite3 from 'better-sqlite3'
-import { Kysely, SqliteDialect, sql } from 'kysely'
+import { Kysely, SqliteDialect, sql, type SqlBool } from 'kysely'
 import type { ConstraintViolation, Database, Dialect } from './dialect.js'
 import type { ColumnKind } from './tables.js'
 
@@ -38,6 +38,8 @@ export function openSqlite (options: SqliteOptions): Dialect {
   database.pragma(`synchronous = ${options.synchronous}`)
   database.pragma('foreign_keys = ON')
   database.pragma('busy_timeout = 5000')
+  // SQLite's lower() and LIKE fold ASCII only; JavaScript folds all of Unicode, as PostgreSQL's ILIKE does.
+  database.function('resourcery_fold', { deterministic: true }, (value: unknown) => typeof value === 'string' ? value.toLowerCase() : value)
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database }) })
 
   return {
@@ -72,6 +74,7 @@ export function openSqlite (options: SqliteOptions): Dialect {
       if (code === 'SQLITE_BUSY' || code === 'SQLITE_CANTOPEN' || code.startsWith('SQLITE_IOERR')) return { kind: 'unavailable' }
       return undefined
     },
+    like: (column, pattern) => sql<SqlBool>`resourcery_fold(${column}) like ${pattern.toLowerCase()} escape '\\'`,
     sameType: (kind, dataType) => TYPES[kind] === dataType.toLowerCase(),
     async indexNames (executor) {
       const result = await sql<{ name: string }>`select name from sqlite_master where type = 'index'`.execute(executor)

@@ -35,6 +35,8 @@ export interface ListQuery {
   readonly orderBy: readonly SortKey[]
   readonly limit: number
   readonly offset: number
+  /** Keyset position: only rows strictly after these values of `orderBy` (one per key). */
+  readonly after?: readonly unknown[]
 }
 
 export interface WriteOptions {
@@ -54,6 +56,8 @@ export interface Store {
   /** Resolves when the database answers; rejects when it is unreachable. */
   ping (): Promise<void>
   close (): Promise<void>
+  /** A random 32-byte secret kept in the database, created on first use, shared by every process. */
+  secret (name: string): Promise<Buffer>
 
   list (resource: Resource, query: ListQuery): Promise<StoredRecord[]>
   count (resource: Resource, where: readonly Condition[]): Promise<number>

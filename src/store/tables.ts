@@ -30,6 +30,7 @@ export interface TableSpec {
 }
 
 export const MIGRATIONS_TABLE = 'resourcery_migrations'
+export const SECRETS_TABLE = 'resourcery_secrets'
 
 function fieldColumns (model: Model, resource: Resource): ColumnSpec[] {
   const columns: ColumnSpec[] = []

@@ -1,0 +1,90 @@
+/**
+ * The query-string schema of a collection, derived from the definition. It
+ * both validates (every value parsed strictly by its field's type; unknown
+ * parameters refused) and documents every parameter in OpenAPI: page, limit,
+ * sort, filter, fields, cursor, and `field` / `field[op]` per filterable field.
+ */
+import { Type, type TProperties, type TSchema } from '@sinclair/typebox'
+import type { FilterOperator } from './define.js'
+import type { Field, Resource } from './model.js'
+
+export const DEFAULT_LIMIT = 20
+export const MAX_PAGE = 100_000_000
+/** More values than this in one `in` list is refused rather than sent to the database. */
+export const MAX_IN_VALUES = 100
+
+/** Names every resource can be sorted by, besides its declared sortable fields. */
+export const ALWAYS_SORTABLE = ['id', 'name', 'createdAt', 'updatedAt'] as const
+
+/** The value schema a filter compares with: the field's type, enum and format, without its bounds. */
+export function filterValueSchema (field: Field): TSchema {
+  const { type, enum: values, format } = field.schema as { type?: string, enum?: unknown[], format?: string }
+  return { ...(type === undefined ? {} : { type }), ...(values === undefined ? {} : { enum: values }), ...(format === undefined ? {} : { format }) } as TSchema
+}
+
+/** Operators that make sense for a field: order needs an ordered type, `like` free text. */
+export function operatorsFor (field: Field): FilterOperator[] {
+  const schema = field.schema as { type?: string, enum?: unknown[], format?: string }
+  if (field.kind === 'boolean') return ['eq', 'ne', 'in']
+  if (schema.enum !== undefined) return ['eq', 'ne', 'in']
+  // Free text can be matched by pattern; a formatted string (date, email…) only compared.
+  if (field.kind === 'string' && schema.format === undefined) return ['eq', 'ne', 'lt', 'lte', 'gt', 'gte', 'in', 'like']
+  return ['eq', 'ne', 'lt', 'lte', 'gt', 'gte', 'in']
+}
+
+const OPERATOR_TEXT: Record<FilterOperator, string> = {
+  eq: 'equal to',
+  ne: 'not equal to (records without a value match)',
+  lt: 'less than',
+  lte: 'at most',
+  gt: 'greater than',
+  gte: 'at least',
+  in: 'one of these comma-separated values',
+  like: 'matching, case-insensitively, with `*` as the only wildcard'
+}
+
+export function sortKeys (resource: Resource): string[] {
+  return [...new Set([...ALWAYS_SORTABLE, ...resource.definition.sortable])]
+}
+
+/** Names `fields=` may select (id and links always come). */
+export function selectableFields (resource: Resource): string[] {
+  const fields = [...resource.fields.values()].filter(field => !field.writeOnly).map(field => field.name)
+  return [...fields, ...(resource.owner === undefined ? [] : [resource.owner]), 'createdAt', 'updatedAt']
+}
+
+function fieldFilterProperties (resource: Resource): TProperties {
+  const properties: TProperties = {}
+  for (const name of resource.definition.filterable) {
+    const field = resource.fields.get(name)!
+    const value = filterValueSchema(field)
+    properties[name] = Type.Optional({ ...value, description: `Only ${resource.collection} whose ${name} is equal to this.` } as TSchema)
+    for (const op of operatorsFor(field)) {
+      const description = `Only ${resource.collection} whose ${name} is ${OPERATOR_TEXT[op]}.`
+      properties[`${name}[${op}]`] = Type.Optional(
+        op === 'in'
+          ? Type.Array(value, { minItems: 1, maxItems: MAX_IN_VALUES, description })
+          : op === 'like' ? Type.String({ description }) : { ...value, description } as TSchema
+      )
+    }
+  }
+  return properties
+}
+
+export function listQuerySchema (resource: Resource, maxLimit: number): TSchema {
+  const filters = Object.keys(resource.definition.filters)
+  return Type.Object({
+    page: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_PAGE, description: 'Page number, from 1 (default 1). Not with `cursor`.' })),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: maxLimit, description: `Items per page, 1 to ${maxLimit} (default ${DEFAULT_LIMIT}).` })),
+    sort: Type.Optional(Type.String({
+      description: `\`asc\` or \`desc\` (by id), or a comma list of keys, each \`key\`, \`-key\` or \`key:desc\`. Keys: ${sortKeys(resource).join(', ')}. Ties break by id; missing values sort last.`,
+      examples: ['-createdAt', 'name,-id']
+    })),
+    ...(filters.length === 0
+      ? {}
+      : { filter: Type.Optional(Type.String({ description: `Comma list of named filters, all applied: ${filters.join(', ')}.` })) }),
+    fields: Type.Optional(Type.String({ description: `Comma list of fields to return (id and links always come): ${selectableFields(resource).join(', ')}.` })),
+    cursor: Type.Optional(Type.String({ description: 'Keyset pagination: empty to start, then the value from the `next` link. No X-Total-Count. Not with `page`.' })),
+    ...fieldFilterProperties(resource)
+  }, { additionalProperties: false })
+}
