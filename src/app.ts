@@ -6,8 +6,13 @@ import { randomUUID } from 'node:crypto'
 import type { IncomingMessage } from 'node:http'
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import type { Config } from './config.js'
+import { adminRoutes, adminSchemas } from './auth/admin-routes.js'
+import { scopesOf } from './auth/openapi-security.js'
+import { tokenRoute, tokenSchemas } from './auth/token-route.js'
+import { parseDuration } from './duration.js'
 import { buildValidator } from './http/validator.js'
 import { CURRENT_VERSION, rewriteVersionedUrl } from './http/versions.js'
+import auth from './plugins/auth.js'
 import { healthRoutes } from './plugins/health.js'
 import jsonBody from './plugins/json-body.js'
 import { trackRouteMethods } from './plugins/method-not-allowed.js'
@@ -78,11 +83,15 @@ export async function buildApp ({ config, definitions, store: givenStore, logStr
   await app.register(problems)
   await app.register(jsonBody)
   await app.register(storePlugin, { store })
+  await app.register(auth, { config })
   await app.register(openapi, { resources: model.resources, publicUrl: config.publicUrl, version: CURRENT_VERSION })
   for (const resource of model.resources) {
     for (const schema of [...deriveSchemas(resource), ...deriveNestedSchemas(model, resource)]) app.addSchema(schema)
   }
+  for (const schema of [...adminSchemas, ...tokenSchemas]) app.addSchema(schema)
   await app.register(healthRoutes)
+  await app.register(adminRoutes, { prefix: `/v${CURRENT_VERSION}`, knownScopes: Object.keys(scopesOf(model.resources)) })
+  await app.register(tokenRoute, { prefix: `/v${CURRENT_VERSION}/auth`, ttlSeconds: parseDuration(config.tokenTtl)! })
   const cursors = cursorCodec(await store.secret('cursor-signing'))
   for (const resource of model.resources) {
     await app.register(resourceRoutes, { prefix: resourcePrefix(resource), model, resource, maxLimit: config.maxPageLimit, cursors })

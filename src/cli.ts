@@ -1,10 +1,11 @@
 #!/usr/bin/env node
 /**
- * resourcery serve | migrate | openapi [--check]
+ * resourcery serve | migrate | openapi | keys | clients | token
  */
 import { mkdir, readFile, writeFile } from 'node:fs/promises'
 import { dirname } from 'node:path'
 import { resources } from '../schemas/index.js'
+import { clientsCommand, keysCommand, tokenCommand, UsageError } from './cli/credentials.js'
 import { loadConfig } from './config.js'
 import { openapiDocument } from './openapi-document.js'
 import { buildModel } from './resources/model.js'
@@ -19,6 +20,16 @@ commands:
   openapi [FILE]     write the OpenAPI document (default openapi/openapi.json)
   openapi --check [FILE]
                      exit 1 if FILE is not what the definitions generate
+  keys create --name N --scopes "a b" [--expires 30d]
+                     create an API key; the key is the last line of output
+  keys list | keys revoke ID
+  clients create --name N --scopes "a b"
+                     create an OAuth client; its secret is the last line of output
+  clients list | clients revoke ID
+  token --sub S --scopes "a b" [--ttl 1h]
+                     print a JWT signed with the service's key, for local use
+
+Configuration comes from the same environment variables as the server (DATABASE_URL, DATA_DIR, JWT_SECRET…).
 `
 
 async function migrate (): Promise<void> {
@@ -54,10 +65,19 @@ async function main ([command, ...args]: string[]): Promise<void> {
     case 'serve': await startServer(process.env); return
     case 'migrate': await migrate(); return
     case 'openapi': await openapi(args); return
+    case 'keys': await keysCommand(args, loadConfig(process.env), buildModel(resources)); return
+    case 'clients': await clientsCommand(args, loadConfig(process.env), buildModel(resources)); return
+    case 'token': await tokenCommand(args, loadConfig(process.env), buildModel(resources)); return
     default:
       process.stderr.write(USAGE)
       process.exit(command === undefined || command === 'help' || command === '--help' ? 0 : 2)
   }
 }
 
-main(process.argv.slice(2)).catch(reportStartupFailure)
+main(process.argv.slice(2)).catch((error: unknown) => {
+  if (error instanceof UsageError) {
+    process.stderr.write(`resourcery: ${error.message}\n`)
+    process.exit(2)
+  }
+  reportStartupFailure(error)
+})

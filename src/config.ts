@@ -28,6 +28,20 @@ export const Settings = Type.Object({
   BODY_LIMIT: Type.Integer({ minimum: 1024, default: 1048576, description: 'Largest accepted request body in bytes (larger: 413).' }),
   REQUEST_TIMEOUT_MS: Type.Integer({ minimum: 1000, default: 30000, description: 'Longest time to receive a whole request.' }),
   SHUTDOWN_TIMEOUT_MS: Type.Integer({ minimum: 100, default: 10000, description: 'On SIGTERM / SIGINT, longest wait for in-flight requests before exiting anyway.' }),
+  DATA_DIR: Type.String({ minLength: 1, default: './data', description: 'Folder for files the service creates itself (the generated JWT secret when JWT_SECRET is not set).' }),
+  JWT_SECRET: Type.String({
+    default: '',
+    writeOnly: true,
+    pattern: '^(|.{32,})$',
+    description: 'HS256 key that signs and verifies the service\'s own tokens; at least 32 characters. Required when NODE_ENV=production; otherwise generated into DATA_DIR on first start.'
+  }),
+  JWT_PUBLIC_KEY: Type.String({ default: '', description: 'PEM public key (or a path to a PEM file) that verifies tokens from an external issuer: RSA → RS256, P-256 → ES256, Ed25519 → EdDSA.' }),
+  JWT_JWKS_URL: Type.String({ default: '', pattern: '^(|https?://.+)$', description: 'JWKS URL of an external issuer; keys are cached and refetched for an unknown kid.' }),
+  JWT_ALGORITHMS: Type.String({ default: 'RS256,ES256,EdDSA', pattern: '^((RS256|RS384|RS512|PS256|ES256|ES384|EdDSA)(,|$))+$', description: 'Asymmetric algorithms accepted from the external issuer (HS256 is only ever the service\'s own).' }),
+  JWT_ISSUER: Type.String({ default: '', description: 'Required `iss` of every token (and the `iss` of tokens the service signs); empty: not checked.' }),
+  JWT_AUDIENCE: Type.String({ default: '', description: 'Required `aud` of every token (and the `aud` of tokens the service signs); empty: not checked.' }),
+  TOKEN_TTL: Type.String({ default: '1h', pattern: '^[1-9][0-9]*[smhd]?$', description: 'Lifetime of tokens from /v1/auth/token: seconds, or with a unit (30m, 1h, 7d).' }),
+  AUTHZ_DENIED_STATUS: Type.Union([Type.Literal('401'), Type.Literal('403')], { default: '401', description: 'Status for a valid credential without the needed scope.' }),
   PUBLIC_URL: Type.String({ default: '', description: 'Base URL clients use (e.g. https://api.example.com); the OpenAPI `servers` entry. Empty: relative.' })
 })
 
@@ -65,7 +79,9 @@ export function loadConfig (env: Readonly<Record<string, string | undefined>>): 
     const raw = env[name]
     const value = raw === undefined || raw === '' ? schema.default as unknown : parse(schema, raw.trim())
     if (!Value.Check(schema, value)) {
-      problems.push(`${name}=${JSON.stringify(raw)} is not valid: expected ${expectation(schema)}`)
+      // Secrets are marked writeOnly: a bad one is named, never echoed.
+      const shown = schema.writeOnly === true ? ' (value hidden)' : `=${JSON.stringify(raw)}`
+      problems.push(`${name}${shown} is not valid: expected ${expectation(schema)}`)
       continue
     }
     config[camel(name)] = value

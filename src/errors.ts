@@ -45,6 +45,16 @@ export const ResourceNotFound = define('RSY_ERR_RESOURCE_NOT_FOUND', 404, 'not-f
 export const UniqueViolation = define('RSY_ERR_RESOURCE_CONFLICT', 409, 'unique-violation', 'A unique field is already taken', '%s')
 export const StillReferenced = define('RSY_ERR_RESOURCE_REFERENCED', 409, 'still-referenced', 'Resource is still referenced', '%s')
 
+// Authentication and authorization
+export const Unauthenticated = define('RSY_ERR_AUTH_MISSING', 401, 'unauthenticated', 'Authentication required', '%s')
+export const InvalidCredential = define('RSY_ERR_AUTH_INVALID', 401, 'invalid-token', 'Invalid credential', '%s')
+export const ScopeMissing = define('RSY_ERR_SCOPE_MISSING', 401, 'insufficient-scope', 'Insufficient scope', '%s')
+export const ScopeForbidden = define('RSY_ERR_SCOPE_FORBIDDEN', 403, 'insufficient-scope', 'Insufficient scope', '%s')
+export const OAuthInvalidClient = define('RSY_ERR_OAUTH_INVALID_CLIENT', 401, 'oauth-invalid-client', 'Client authentication failed', '%s')
+export const OAuthInvalidRequest = define('RSY_ERR_OAUTH_INVALID_REQUEST', 400, 'oauth-invalid-request', 'Invalid token request', '%s')
+export const OAuthInvalidScope = define('RSY_ERR_OAUTH_INVALID_SCOPE', 400, 'oauth-invalid-scope', 'Invalid scope', '%s')
+export const OAuthUnsupportedGrant = define('RSY_ERR_OAUTH_UNSUPPORTED_GRANT', 400, 'oauth-unsupported-grant-type', 'Unsupported grant type', '%s')
+
 // Service
 export const StoreUnavailable = define('RSY_ERR_STORE_UNAVAILABLE', 503, 'unavailable', 'Service Unavailable', '%s')
 
@@ -58,17 +68,30 @@ export function catalogCodes (): string[] {
   return [...catalog.keys()]
 }
 
-const issuesKey = Symbol('resourcery.issues')
+const annotationKey = Symbol('resourcery.problem')
+
+/** What an error adds to its problem answer besides status, title and detail. */
+export interface ProblemAnnotation {
+  /** Every offending value (400 validation). */
+  readonly issues?: readonly ProblemIssue[]
+  /** Response headers the answer must carry (WWW-Authenticate, Retry-After…). */
+  readonly headers?: Readonly<Record<string, string>>
+  /** Extension members of the problem body, such as OAuth's `error`. */
+  readonly members?: Readonly<Record<string, string>>
+}
+
+export function annotate<E extends Error> (error: E, annotation: ProblemAnnotation): E {
+  Object.defineProperty(error, annotationKey, { value: { ...annotationOf(error), ...annotation } })
+  return error
+}
+
+export function annotationOf (error: unknown): ProblemAnnotation {
+  if (typeof error !== 'object' || error === null) return {}
+  return (error as Record<symbol, ProblemAnnotation | undefined>)[annotationKey] ?? {}
+}
 
 /** A 400 that names every offending value; the handler turns `issues` into `errors`. */
 export function invalid (issues: readonly ProblemIssue[], detail?: string): Error {
   const summary = detail ?? (issues.length === 1 ? `${issues[0]!.pointer} ${issues[0]!.detail}` : `${issues.length} values are invalid`)
-  const error = new ValidationFailed(summary)
-  Object.defineProperty(error, issuesKey, { value: issues })
-  return error
-}
-
-export function issuesOf (error: unknown): readonly ProblemIssue[] | undefined {
-  if (typeof error !== 'object' || error === null) return undefined
-  return (error as Record<symbol, readonly ProblemIssue[] | undefined>)[issuesKey]
+  return annotate(new ValidationFailed(summary), { issues })
 }

@@ -2,13 +2,27 @@
  * Builds the real app on a fresh SQLite file per call, and small assertions
  * shared by the HTTP tests.
  */
-import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
+import { createSigner } from 'fast-jwt'
+import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify'
 import type { Test } from 'tap'
 import { resources } from '../schemas/index.js'
 import { buildApp } from '../src/app.js'
 import { loadConfig } from '../src/config.js'
 import type { ResourceDefinition } from '../src/resources/define.js'
 import type { Store } from '../src/store/store.js'
+
+export const TEST_JWT_SECRET = 'a-test-secret-that-is-long-enough-for-hs256'
+
+/** A real HS256 token for the test secret (1 hour unless claims say otherwise). */
+export function signToken (claims: Record<string, unknown>, options: { expiresIn?: number } = {}): string {
+  const expiresIn = 'exp' in claims ? {} : { expiresIn: options.expiresIn ?? 3_600_000 }
+  return createSigner({ key: TEST_JWT_SECRET, algorithm: 'HS256', ...expiresIn })(claims)
+}
+
+export const bearer = (claims: Record<string, unknown>): string => `Bearer ${signToken(claims)}`
+
+/** The credential injected requests carry unless a test sets `authorization` itself (undefined: none). */
+export const ADMIN = bearer({ sub: 'test-admin', scope: 'admin' })
 
 export interface TestAppOptions {
   readonly definitions?: readonly ResourceDefinition[]
@@ -31,11 +45,15 @@ export function testDatabaseFile (t: Test): string {
   return file
 }
 
+const databaseFile = (t: Test, options: TestAppOptions): string => options.databaseFile ?? testDatabaseFile(t)
+
 export function testConfig (t: Test, options: TestAppOptions = {}) {
   return loadConfig({
-    DATABASE_URL: `sqlite:${options.databaseFile ?? testDatabaseFile(t)}`,
+    DATABASE_URL: `sqlite:${databaseFile(t, options)}`,
     LOG_LEVEL: 'silent',
     SQLITE_SYNCHRONOUS: 'NORMAL',
+    JWT_SECRET: TEST_JWT_SECRET,
+    DATA_DIR: `${databaseFile(t, options)}.data`,
     ...options.env
   })
 }
@@ -48,6 +66,19 @@ export async function buildTestApp (t: Test, options: TestAppOptions = {}): Prom
     ...(options.logStream === undefined ? {} : { logStream: options.logStream })
   })
   t.teardown(() => app.close())
+  return authenticatedByDefault(app)
+}
+
+/** Injected requests go through real authentication with an admin token unless the test sets `authorization`. */
+export function authenticatedByDefault (app: FastifyInstance): FastifyInstance {
+  const inject = app.inject.bind(app) as (options: InjectOptions) => Promise<LightMyRequestResponse>
+  const withCredential = async (options: InjectOptions): Promise<LightMyRequestResponse> => {
+    const headers = { ...options.headers } as Record<string, string | undefined>
+    if (!('authorization' in headers)) headers.authorization = ADMIN
+    if (headers.authorization === undefined) delete headers.authorization
+    return await inject({ ...options, headers: headers as Record<string, string> })
+  }
+  Object.assign(app, { inject: withCredential })
   return app
 }
 

@@ -5,7 +5,7 @@
  */
 import { STATUS_CODES } from 'node:http'
 import { Type, type Static } from '@sinclair/typebox'
-import { catalogEntry, issuesOf, PROBLEM_TYPE_PREFIX, type IssueLocation, type ProblemIssue } from '../errors.js'
+import { annotationOf, catalogEntry, PROBLEM_TYPE_PREFIX, type IssueLocation, type ProblemIssue } from '../errors.js'
 import { describeAjvErrors, type AjvError } from './ajv-issues.js'
 
 export const PROBLEM_MEDIA_TYPE = 'application/problem+json'
@@ -17,6 +17,7 @@ export const Problem = Type.Object({
   detail: Type.String({ description: 'What went wrong with this request.' }),
   instance: Type.String({ description: 'The path of the request.' }),
   requestId: Type.String({ description: 'Also in the X-Request-Id header and in the server log.' }),
+  error: Type.Optional(Type.String({ description: 'OAuth 2.0 error code (RFC 6749 §5.2), on the token endpoint.' })),
   errors: Type.Optional(Type.Array(Type.Object({
     in: Type.Union([Type.Literal('body'), Type.Literal('query'), Type.Literal('path'), Type.Literal('header')]),
     pointer: Type.String({ description: 'JSON Pointer to the offending value.' }),
@@ -53,7 +54,7 @@ export interface ProblemContext {
   readonly readOnly?: readonly string[]
 }
 
-export function problemBody (status: number, detail: string, context: ProblemContext, kind?: { slug: string, title: string }, issues?: readonly ProblemIssue[]): Problem {
+export function problemBody (status: number, detail: string, context: ProblemContext, kind?: { slug: string, title: string }, issues?: readonly ProblemIssue[], members?: Readonly<Record<string, string>>): Problem {
   return {
     type: `${PROBLEM_TYPE_PREFIX}${kind?.slug ?? slugOf(status)}`,
     title: kind?.title ?? STATUS_CODES[status] ?? 'Error',
@@ -61,6 +62,7 @@ export function problemBody (status: number, detail: string, context: ProblemCon
     detail,
     instance: context.instance,
     requestId: context.requestId,
+    ...members,
     ...(issues === undefined ? {} : { errors: [...issues] })
   }
 }
@@ -75,7 +77,8 @@ export function toProblem (error: unknown, context: ProblemContext): ProblemAnsw
   }
   const entry = catalogEntry(err.code)
   if (entry !== undefined) {
-    return { status: entry.status, body: problemBody(entry.status, err.message ?? entry.title, context, entry, issuesOf(error)), unexpected: false }
+    const { issues, members } = annotationOf(error)
+    return { status: entry.status, body: problemBody(entry.status, err.message ?? entry.title, context, entry, issues, members), unexpected: false }
   }
   // Fastify's own client errors (content type, body size, empty body…) carry safe messages.
   const status = err.statusCode

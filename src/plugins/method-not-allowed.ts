@@ -41,7 +41,7 @@ export function trackRouteMethods (app: FastifyInstance): MethodTracker {
           method: missing,
           url,
           schema: { hide: true },
-          config: { [fallbackMarker]: true },
+          config: { [fallbackMarker]: true, public: true },
           handler: async function methodNotAllowed (request, reply) {
             reply.header('allow', allow)
             if (request.method === 'OPTIONS') return await reply.code(204).send()

@@ -8,6 +8,7 @@ import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
+import { securitySchemes } from '../auth/openapi-security.js'
 import type { Resource } from '../resources/model.js'
 
 export interface OpenApiOptions {
@@ -28,8 +29,12 @@ async function openapi (app: FastifyInstance, options: OpenApiOptions): Promise<
       servers: [{ url: options.publicUrl === '' ? '/' : options.publicUrl }],
       tags: [
         ...options.resources.map(resource => ({ name: resource.collection, description: resource.definition.description ?? resource.collection })),
+        { name: 'auth', description: 'OAuth 2.0 client credentials.' },
+        { name: 'api-keys', description: 'API keys (admin).' },
+        { name: 'clients', description: 'OAuth clients (admin).' },
         { name: 'operations', description: 'Liveness and readiness.' }
-      ]
+      ],
+      components: { securitySchemes: securitySchemes(options.resources) as Record<string, never> }
     },
     refResolver: {
       buildLocalReference (json, _baseUri, _fragment, index) {

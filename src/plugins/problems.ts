@@ -7,7 +7,7 @@ import { STATUS_CODES } from 'node:http'
 import type { Socket } from 'node:net'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
-import { BodyTooLarge, RouteNotFound, UnknownVersion, UnsupportedMediaType } from '../errors.js'
+import { annotationOf, BodyTooLarge, RouteNotFound, UnknownVersion, UnsupportedMediaType } from '../errors.js'
 import { PROBLEM_MEDIA_TYPE, Problem, problemBody, toProblem } from '../http/problem.js'
 import { instanceOf } from '../http/instance.js'
 import { API_VERSIONS } from '../http/versions.js'
@@ -49,6 +49,7 @@ function sendProblem (request: FastifyRequest, reply: FastifyReply, original: un
     if (accepts !== undefined && request.method === 'POST') reply.header('accept-post', accepts.join(', '))
     if (accepts !== undefined && request.method === 'PATCH') reply.header('accept-patch', accepts.join(', '))
   }
+  for (const [name, value] of Object.entries(annotationOf(error).headers ?? {})) reply.header(name, value)
   return reply.code(answer.status).header('cache-control', 'no-store').type(PROBLEM_MEDIA_TYPE).send(answer.body)
 }
 

@@ -4,6 +4,7 @@
  * has-many relation. They speak only to the Store and know no resource.
  */
 import type { FastifyReply, FastifyRequest, RouteHandlerMethod } from 'fastify'
+import { ADMIN_SCOPE } from '../auth/authenticate.js'
 import { invalid, ResourceNotFound } from '../errors.js'
 import type { Condition } from './define.js'
 import type { CursorCodec } from './cursor.js'
@@ -29,11 +30,20 @@ export interface ResourceHandlers {
 }
 
 /**
- * Conditions that limit what this caller may see and change. Ownership rules
- * arrive with authentication; until then every record is visible.
+ * Conditions that limit what this caller may see and change: on an owned
+ * resource, only their own records, unless they hold admin. Others' records
+ * then behave as if they did not exist (404, absent from lists and totals).
  */
-function visibility (_request: FastifyRequest, _resource: Resource): Condition[] {
-  return []
+function visibility (request: FastifyRequest, resource: Resource): Condition[] {
+  const principal = request.principal
+  if (resource.owner === undefined || principal === null || principal.scopes.has(ADMIN_SCOPE)) return []
+  return [{ field: resource.owner, op: 'eq', value: principal.subject }]
+}
+
+/** Create stamps the caller's subject into the owner field. */
+function stamped (request: FastifyRequest, resource: Resource, values: Body): Body {
+  if (resource.owner === undefined || request.principal === null) return values
+  return { ...values, [resource.owner]: request.principal.subject }
 }
 
 function notFound (resource: Resource, id: number): Error {
@@ -84,7 +94,7 @@ export function resourceHandlers (model: Model, resource: Resource, cursors: Cur
   }
 
   async function insert (request: FastifyRequest, reply: FastifyReply, target: Resource, values: Body): Promise<unknown> {
-    const record = await request.server.store.insert(target, values)
+    const record = await request.server.store.insert(target, stamped(request, target, values))
     return await reply.code(201).header('location', itemPath(target.collection, record.id)).send(represent(target, record))
   }
 

@@ -8,6 +8,8 @@ import { PROBLEM_MEDIA_TYPE } from '../http/problem.js'
 
 const WHEN: Record<number, string> = {
   400: 'The request is invalid: every offending value is named in `errors`.',
+  401: 'No credential, an invalid one, or one without the needed scope (`WWW-Authenticate` says which).',
+  403: 'A valid credential without the needed scope, when AUTHZ_DENIED_STATUS=403.',
   404: 'No such resource, or not visible to the caller.',
   409: 'A unique field is already taken, or the resource is still referenced.',
   413: 'The body is larger than the configured limit.',

@@ -5,6 +5,7 @@
  */
 import { Type } from '@sinclair/typebox'
 import type { FastifyInstance, RouteOptions } from 'fastify'
+import { securityFor } from '../auth/openapi-security.js'
 import { JSON_MEDIA_TYPE, MERGE_PATCH_MEDIA_TYPE } from '../http/json-body.js'
 import { Id, nestedCreateId, readOnlyNames, schemaIds } from './derive.js'
 import { resourceHandlers } from './handlers.js'
@@ -38,11 +39,24 @@ export async function resourceRoutes (app: FastifyInstance, { model, resource, m
   const readOnly = readOnlyNames(resource)
   const tags = [resource.collection]
 
-  const route = (options: Omit<RouteOptions, 'schema'> & { schema: Record<string, unknown> }): void => {
-    app.route({ ...options, schema: { tags, ...(deprecated ? { deprecated: true } : {}), ...options.schema } })
+  /** Every route needs `{collection}:read` for GET and `{collection}:write` otherwise. */
+  const route = (target: Resource, options: Omit<RouteOptions, 'schema'> & { schema: Record<string, unknown> }): void => {
+    const scope = `${target.collection}:${options.method === 'GET' ? 'read' : 'write'}`
+    const errors = problemResponses([401, 403])
+    app.route({
+      ...options,
+      config: { ...options.config, scope },
+      schema: {
+        tags,
+        ...(deprecated ? { deprecated: true } : {}),
+        security: securityFor(scope),
+        ...options.schema,
+        response: { ...(options.schema.response as Record<string, unknown>), ...errors }
+      }
+    })
   }
 
-  route({
+  route(resource, {
     method: 'GET',
     url: '/',
     handler: handlers.list,
@@ -53,7 +67,7 @@ export async function resourceRoutes (app: FastifyInstance, { model, resource, m
       response: { 200: jsonResponse(`A page of ${resource.collection}.`, many, LIST_HEADERS), ...problemResponses([400]) }
     }
   })
-  route({
+  route(resource, {
     method: 'POST',
     url: '/',
     handler: handlers.create,
@@ -65,7 +79,7 @@ export async function resourceRoutes (app: FastifyInstance, { model, resource, m
       response: { 201: jsonResponse(`The created ${name}.`, one, LOCATION), ...problemResponses([400, 409, 413, 415]) }
     }
   })
-  route({
+  route(resource, {
     method: 'GET',
     url: '/:id',
     handler: handlers.get,
@@ -76,7 +90,7 @@ export async function resourceRoutes (app: FastifyInstance, { model, resource, m
       response: { 200: jsonResponse(`The ${name}.`, one), ...problemResponses([400, 404]) }
     }
   })
-  route({
+  route(resource, {
     method: 'PUT',
     url: '/:id',
     handler: handlers.replace,
@@ -89,7 +103,7 @@ export async function resourceRoutes (app: FastifyInstance, { model, resource, m
       response: { 200: jsonResponse(`The ${name} as stored.`, one), ...problemResponses([400, 404, 409, 413, 415]) }
     }
   })
-  route({
+  route(resource, {
     method: 'PATCH',
     url: '/:id',
     handler: handlers.update,
@@ -102,7 +116,7 @@ export async function resourceRoutes (app: FastifyInstance, { model, resource, m
       response: { 200: jsonResponse(`The ${name} as stored.`, one), ...problemResponses([400, 404, 409, 413, 415]) }
     }
   })
-  route({
+  route(resource, {
     method: 'DELETE',
     url: '/:id',
     handler: handlers.remove,
@@ -119,7 +133,7 @@ export async function resourceRoutes (app: FastifyInstance, { model, resource, m
     const childIds = schemaIds(child)
     const childOne = Type.Ref(childIds.representation)
     const relation = `${resource.typeName}${child.pluralTypeName}`
-    route({
+    route(child, {
       method: 'GET',
       url: `/:id/${link.name}`,
       handler: handlers.listChildren(link),
@@ -131,7 +145,7 @@ export async function resourceRoutes (app: FastifyInstance, { model, resource, m
         response: { 200: jsonResponse(`A page of the ${name}'s ${link.name}.`, Type.Array(Type.Ref(childIds.sparse)), LIST_HEADERS), ...problemResponses([400, 404]) }
       }
     })
-    route({
+    route(child, {
       method: 'POST',
       url: `/:id/${link.name}`,
       handler: handlers.createChild(link),

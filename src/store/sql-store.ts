@@ -8,6 +8,7 @@ import { sql, type Expression, type ExpressionBuilder, type SqlBool, type Transa
 import { invalid, StillReferenced, StoreUnavailable, UniqueViolation } from '../errors.js'
 import type { Condition } from '../resources/define.js'
 import type { Model, Resource } from '../resources/model.js'
+import { createCredentialTables, credentialStore } from './credentials.js'
 import type { Database, Dialect } from './dialect.js'
 import { MigrationRefused, type ListQuery, type MigrationReport, type SortKey, type Store, type StoredRecord, type WriteOptions } from './store.js'
 import { MIGRATIONS_TABLE, SECRETS_TABLE, planMigration, tableSpec, type ColumnKind, type ColumnSpec, type ExistingColumn, type TableSpec } from './tables.js'
@@ -167,6 +168,7 @@ export function createSqlStore (dialect: Dialect, model: Model): Store {
 
   return {
     dialect: dialect.name,
+    credentials: credentialStore(db),
 
     async migrate (): Promise<MigrationReport> {
       const plan = planMigration([...specs.values()], await existingColumns(), dialect.sameType)
@@ -181,6 +183,7 @@ export function createSqlStore (dialect: Dialect, model: Model): Store {
           .addColumn('name', 'text', column => column.primaryKey())
           .addColumn('value', 'text', column => column.notNull())
           .execute()
+        await createCredentialTables(trx, dialect)
         const applied: string[] = []
         for (const spec of plan.createTables) applied.push(await createTable(trx, spec))
         for (const { table, column } of plan.addColumns) {

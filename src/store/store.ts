@@ -4,6 +4,7 @@
  * differs between databases.
  */
 import type { Condition } from '../resources/define.js'
+import type { CredentialStore } from './credentials.js'
 import type { Resource } from '../resources/model.js'
 
 /** Columns every table has besides the declared fields. */
@@ -51,6 +52,8 @@ export interface MigrationReport {
 
 export interface Store {
   readonly dialect: 'sqlite' | 'postgres'
+  /** API keys and OAuth clients. */
+  readonly credentials: CredentialStore
   /** Creates or additively extends every table; throws MigrationRefused for destructive changes. */
   migrate (): Promise<MigrationReport>
   /** Resolves when the database answers; rejects when it is unreachable. */

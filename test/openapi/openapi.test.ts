@@ -31,6 +31,17 @@ t.test('/openapi.json serves an OpenAPI 3.1 document with stable names', async t
   t.same(document.components.schemas.Task.properties.status.enum, ['todo', 'doing', 'done'])
   t.equal(document.paths['/v1/projects/{id}'].get.responses['404'].content['application/problem+json'].schema.$ref, '#/components/schemas/Problem')
   t.notOk(document.paths['/openapi.json'], 'the document does not list itself')
+
+  const schemes = document.components.securitySchemes
+  t.same(Object.keys(schemes).sort(), ['bearerApiKey', 'bearerJwt', 'clientBasic', 'clientCredentials'])
+  t.equal(schemes.clientCredentials.flows.clientCredentials.tokenUrl, '/v1/auth/token')
+  t.ok(schemes.clientCredentials.flows.clientCredentials.scopes['projects:write'])
+  t.same(document.paths['/v1/projects'].post.security, [{ bearerJwt: ['projects:write'] }, { bearerApiKey: ['projects:write'] }, { clientCredentials: ['projects:write'] }])
+  t.same(document.paths['/v1/projects/{id}/tasks'].get.security[0], { bearerJwt: ['tasks:read'] })
+  t.same(document.paths['/v1/api-keys'].post.security[0], { bearerJwt: ['admin'] })
+  t.same(document.paths['/v1/auth/token'].post.security, [{ clientBasic: [] }])
+  t.ok(document.paths['/v1/projects'].get.responses['401'], '401 documented')
+  t.notOk(document.paths['/health'].get.security, 'operations are public')
 })
 
 t.test('/docs serves the interactive documentation with its assets, no CDN', async t => {

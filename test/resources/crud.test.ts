@@ -1,5 +1,5 @@
 import t from 'tap'
-import { assertProblem, body, buildTestApp, createProject, pointers, post } from '../helper.js'
+import { ADMIN, assertProblem, body, buildTestApp, createProject, pointers, post } from '../helper.js'
 
 const RFC3339_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
 
@@ -149,11 +149,11 @@ t.test('a unique field clash is 409, on create and on update', async t => {
   t.equal(body(await app.inject({ method: 'GET', url: `/v1/projects/${other.id}` })).name, 'Free')
 })
 
-t.test('the notes resource has a read-only owner a client cannot set', async t => {
+t.test('the notes resource has a read-only owner a client cannot set, stamped on create', async t => {
   const app = await buildTestApp(t)
   const created = await post(app, '/v1/notes', { name: 'Groceries', body: 'milk' })
   t.equal(created.statusCode, 201)
-  t.notOk('owner' in body(created), 'no owner until authentication stamps one')
+  t.equal(body(created).owner, 'test-admin', 'create stamps the caller\'s subject')
   const forged = await post(app, '/v1/notes', { name: 'x', owner: 'mallory' })
   const problem = assertProblem(t, forged, 400)
   t.same(problem.errors, [{ in: 'body', pointer: '/owner', detail: 'is read-only and cannot be set' }])
@@ -165,21 +165,22 @@ t.test('through a real listening server', async t => {
   const address = app.server.address()
   if (address === null || typeof address === 'string') throw new Error('no port')
   const base = `http://127.0.0.1:${address.port}`
+  const authorization = ADMIN
 
-  const created = await fetch(`${base}/v1/projects`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name: 'Live' }) })
+  const created = await fetch(`${base}/v1/projects`, { method: 'POST', headers: { authorization, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'Live' }) })
   t.equal(created.status, 201)
   const project = await created.json() as { id: number }
   t.equal(created.headers.get('location'), `/v1/projects/${project.id}`)
 
-  const patched = await fetch(`${base}/v1/projects/${project.id}`, { method: 'PATCH', headers: { 'content-type': 'application/merge-patch+json' }, body: '{"budget": 7.5}' })
+  const patched = await fetch(`${base}/v1/projects/${project.id}`, { method: 'PATCH', headers: { authorization, 'content-type': 'application/merge-patch+json' }, body: '{"budget": 7.5}' })
   t.equal(patched.status, 200)
   t.equal((await patched.json() as { budget: number }).budget, 7.5)
 
-  const bad = await fetch(`${base}/v1/projects/abc`)
+  const bad = await fetch(`${base}/v1/projects/abc`, { headers: { authorization } })
   t.equal(bad.status, 400)
   t.match(bad.headers.get('content-type'), /^application\/problem\+json/)
 
-  const removed = await fetch(`${base}/v1/projects/${project.id}`, { method: 'DELETE' })
+  const removed = await fetch(`${base}/v1/projects/${project.id}`, { method: 'DELETE', headers: { authorization } })
   t.equal(removed.status, 204)
   t.equal(await removed.text(), '')
 })

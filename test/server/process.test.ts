@@ -2,6 +2,7 @@ import { spawnSync } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { request } from 'node:http'
 import t from 'tap'
+import { ADMIN } from '../helper.js'
 import { SERVER_ENTRY, startServer } from './spawn.js'
 
 t.test('the entry point boots on a fresh SQLite file and serves /health', async t => {
@@ -24,7 +25,7 @@ t.test('acknowledged writes survive SIGKILL (synchronous FULL by default)', asyn
   // Concurrent writes in flight when the process dies, as in production.
   await Promise.all(Array.from({ length: 40 }, async (_, i) => {
     const response = await fetch(`${first.base}/v1/projects`, {
-      method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name: `durable ${i}` })
+      method: 'POST', headers: { authorization: ADMIN, 'content-type': 'application/json' }, body: JSON.stringify({ name: `durable ${i}` })
     })
     if (response.status === 201) ids.push((await response.json() as { id: number }).id)
   }))
@@ -34,7 +35,7 @@ t.test('acknowledged writes survive SIGKILL (synchronous FULL by default)', asyn
 
   const second = await startServer({ DATABASE_URL: `sqlite:${file}` })
   t.teardown(() => { second.child.kill('SIGKILL') })
-  const list = await (await fetch(`${second.base}/v1/projects?limit=100`)).json() as Array<{ id: number }>
+  const list = await (await fetch(`${second.base}/v1/projects?limit=100`, { headers: { authorization: ADMIN } })).json() as Array<{ id: number }>
   t.same(list.map(item => item.id).sort((a, b) => a - b), ids.sort((a, b) => a - b), 'all acknowledged rows are there')
 })
 
@@ -43,7 +44,7 @@ t.test('SIGTERM lets an in-flight request finish, then exits 0', async t => {
   const payload = JSON.stringify({ name: 'in flight' })
   const url = new URL(`${server.base}/v1/projects`)
   const answer = new Promise<{ status: number, body: string }>((resolve, reject) => {
-    const req = request({ host: url.hostname, port: url.port, path: url.pathname, method: 'POST', headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } }, res => {
+    const req = request({ host: url.hostname, port: url.port, path: url.pathname, method: 'POST', headers: { authorization: ADMIN, 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } }, res => {
       let body = ''
       res.on('data', chunk => { body += String(chunk) })
       res.on('end', () => resolve({ status: res.statusCode ?? 0, body }))
@@ -67,7 +68,7 @@ t.test('SIGTERM lets an in-flight request finish, then exits 0', async t => {
 t.test('a request that never finishes cannot hold shutdown past the deadline', async t => {
   const server = await startServer({ DATABASE_URL: `sqlite:${t.testdir()}/app.db`, SHUTDOWN_TIMEOUT_MS: '500' })
   const url = new URL(server.base)
-  const req = request({ host: url.hostname, port: url.port, path: '/v1/projects', method: 'POST', headers: { 'content-type': 'application/json', 'content-length': 1000 } })
+  const req = request({ host: url.hostname, port: url.port, path: '/v1/projects', method: 'POST', headers: { authorization: ADMIN, 'content-type': 'application/json', 'content-length': 1000 } })
   req.on('error', () => {})
   req.write('{"name":')
   await new Promise(resolve => setTimeout(resolve, 200))

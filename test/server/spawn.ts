@@ -5,6 +5,7 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
+import { TEST_JWT_SECRET } from '../helper.js'
 
 export const SERVER_ENTRY = fileURLToPath(new URL('../../dist/src/server.js', import.meta.url))
 
@@ -21,7 +22,7 @@ export interface RunningServer {
 export async function startServer (env: Record<string, string>, timeoutMs = 20000): Promise<RunningServer> {
   if (!existsSync(SERVER_ENTRY)) throw new Error(`${SERVER_ENTRY} is missing: run npm run build first (npm test does)`)
   const child = spawn(process.execPath, [SERVER_ENTRY], {
-    env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', ...env },
+    env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', JWT_SECRET: TEST_JWT_SECRET, ...env },
     stdio: ['ignore', 'pipe', 'pipe']
   })
   const logs: Array<Record<string, unknown>> = []

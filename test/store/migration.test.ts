@@ -3,7 +3,7 @@ import t from 'tap'
 import { buildApp } from '../../src/app.js'
 import { defineResource } from '../../src/resources/define.js'
 import { MigrationRefused } from '../../src/store/store.js'
-import { body, post, testConfig, testDatabaseFile } from '../helper.js'
+import { authenticatedByDefault, body, post, testConfig, testDatabaseFile } from '../helper.js'
 
 const v1 = defineResource({ collection: 'gadgets', fields: Type.Object({ name: Type.String() }) })
 const v2 = defineResource({
@@ -19,11 +19,11 @@ const v2 = defineResource({
 t.test('start-up creates tables and extends them additively', async t => {
   const databaseFile = testDatabaseFile(t)
   const config = testConfig(t, { databaseFile })
-  const first = await buildApp({ config, definitions: [v1] })
+  const first = authenticatedByDefault(await buildApp({ config, definitions: [v1] }))
   const old = body(await post(first, '/v1/gadgets', { name: 'old' }))
   await first.close()
 
-  const second = await buildApp({ config, definitions: [v2] })
+  const second = authenticatedByDefault(await buildApp({ config, definitions: [v2] }))
   t.teardown(() => second.close())
   const { applied } = await second.store.migrate()
   t.same(applied, [], 'a second migrate finds nothing to do')
@@ -55,7 +55,7 @@ t.test('destructive or incompatible changes are refused with what to do', async 
   t.match(await refusal({ name: Type.String(), size: Type.String({ default: 'm' }) }), /gadgets\.color exists in the database but not in the definition/, 'dropping a field')
   t.match(await refusal({ ...base, color: Type.Optional(Type.Integer()) }), /gadgets\.color is TEXT in the database but the definition needs integer/, 'changing a type')
   t.match(await refusal({ ...base, color: Type.Optional(Type.String()), weight: Type.Number() }), /gadgets\.weight is new and required but has no default/, 'a new required field')
-  const unchanged = await buildApp({ config, definitions: [v2] })
+  const unchanged = authenticatedByDefault(await buildApp({ config, definitions: [v2] }))
   t.equal(body(await unchanged.inject({ method: 'GET', url: '/v1/gadgets' })).length, 0, 'the database was left as it was')
   await unchanged.close()
 })

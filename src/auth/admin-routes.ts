@@ -1,0 +1,166 @@
+/**
+ * Admin collections for credentials: /v1/api-keys and /v1/clients. The key or
+ * client secret appears once, in the create response; lists never show it.
+ * Both need the admin scope.
+ */
+import { Type, type Static } from '@sinclair/typebox'
+import type { FastifyInstance } from 'fastify'
+import { invalid, ResourceNotFound } from '../errors.js'
+import { Id } from '../resources/derive.js'
+import { jsonResponse, problemResponses } from '../resources/responses.js'
+import type { ApiKeyRecord, ClientRecord } from '../store/credentials.js'
+import { ADMIN_SCOPE } from './authenticate.js'
+import { securityFor } from './openapi-security.js'
+import { hashClientSecret, newApiKey, newClientCredentials } from './secrets.js'
+
+const Scope = Type.String({ minLength: 1, maxLength: 100, pattern: '^[a-z][a-z0-9-]*(:(read|write))?$' })
+const Scopes = Type.Array(Scope, { minItems: 1, maxItems: 100, uniqueItems: true })
+const Timestamp = Type.String({ format: 'date-time' })
+const NullableTimestamp = Type.Union([Timestamp, Type.Null()])
+
+export const ApiKey = Type.Object({
+  id: Id,
+  name: Type.String(),
+  scopes: Type.Array(Type.String()),
+  prefix: Type.String({ description: 'The first characters of the key, to recognise it.' }),
+  createdAt: Timestamp,
+  expiresAt: NullableTimestamp,
+  lastUsedAt: NullableTimestamp
+}, { $id: 'ApiKey', additionalProperties: false, description: 'An API key, without the key itself.' })
+
+export const ApiKeyCreate = Type.Object({
+  name: Type.String({ minLength: 1, maxLength: 200 }),
+  scopes: Scopes,
+  expiresAt: Type.Optional(Timestamp)
+}, { $id: 'ApiKeyCreate', additionalProperties: false, examples: [{ name: 'reporting job', scopes: ['projects:read', 'tasks:read'] }] })
+
+export const ApiKeyCreated = Type.Object({
+  ...ApiKey.properties,
+  key: Type.String({ description: 'The key: shown only in this response. Send it as `Authorization: Bearer <key>`.' })
+}, { $id: 'ApiKeyCreated', additionalProperties: false })
+
+export const Client = Type.Object({
+  id: Id,
+  clientId: Type.String(),
+  name: Type.String(),
+  scopes: Type.Array(Type.String()),
+  createdAt: Timestamp
+}, { $id: 'Client', additionalProperties: false, description: 'An OAuth 2.0 client, without its secret.' })
+
+export const ClientCreate = Type.Object({
+  name: Type.String({ minLength: 1, maxLength: 200 }),
+  scopes: Scopes
+}, { $id: 'ClientCreate', additionalProperties: false, examples: [{ name: 'billing service', scopes: ['projects:read'] }] })
+
+export const ClientCreated = Type.Object({
+  ...Client.properties,
+  clientSecret: Type.String({ description: 'The secret: shown only in this response.' })
+}, { $id: 'ClientCreated', additionalProperties: false })
+
+const IdParams = Type.Object({ id: Id }, { additionalProperties: false })
+
+export function apiKeyView (record: ApiKeyRecord): Static<typeof ApiKey> {
+  const { id, name, scopes, prefix, createdAt } = record
+  return { id, name, scopes: [...scopes], prefix, createdAt, expiresAt: record.expiresAt ?? null, lastUsedAt: record.lastUsedAt ?? null }
+}
+
+export function clientView (record: ClientRecord): Static<typeof Client> {
+  const { id, clientId, name, scopes, createdAt } = record
+  return { id, clientId, name, scopes: [...scopes], createdAt }
+}
+
+export interface AdminRoutesOptions {
+  /** Every scope the service knows, so a typo in a granted scope is refused. */
+  readonly knownScopes: readonly string[]
+}
+
+export async function adminRoutes (app: FastifyInstance, { knownScopes }: AdminRoutesOptions): Promise<void> {
+  const schema = (tag: string, operationId: string, summary: string, extra: Record<string, unknown>) => ({
+    tags: [tag], operationId, summary, security: securityFor(ADMIN_SCOPE), ...extra
+  })
+  const config = { scope: ADMIN_SCOPE }
+  const writeConfig = { ...config, accepts: ['application/json'] }
+  const checkScopes = (scopes: readonly string[]): void => {
+    const unknown = scopes.map((scope, index) => ({ scope, index })).filter(({ scope }) => !knownScopes.includes(scope))
+    if (unknown.length > 0) {
+      throw invalid(unknown.map(({ scope, index }) => ({ in: 'body', pointer: `/scopes/${index}`, detail: `"${scope}" is not a scope of this service` })))
+    }
+  }
+
+  app.post('/api-keys', {
+    config: writeConfig,
+    schema: schema('api-keys', 'createApiKey', 'Create an API key', {
+      body: Type.Ref('ApiKeyCreate'),
+      response: { 201: jsonResponse('The key, shown only now.', Type.Ref('ApiKeyCreated')), ...problemResponses([400, 401, 403, 413, 415]) }
+    })
+  }, async function createApiKey (request, reply) {
+    const body = request.body as Static<typeof ApiKeyCreate>
+    checkScopes(body.scopes)
+    if (body.expiresAt !== undefined && Date.parse(body.expiresAt) <= Date.now()) {
+      throw invalid([{ in: 'body', pointer: '/expiresAt', detail: 'must be in the future' }])
+    }
+    const { key, prefix, hash } = newApiKey()
+    const record = await app.store.credentials.createApiKey({
+      name: body.name, prefix, hash, scopes: body.scopes, ...(body.expiresAt === undefined ? {} : { expiresAt: new Date(body.expiresAt).toISOString() })
+    })
+    return await reply.code(201).header('location', `/v1/api-keys/${record.id}`).send({ ...apiKeyView(record), key })
+  })
+
+  app.get('/api-keys', {
+    config,
+    schema: schema('api-keys', 'listApiKeys', 'List API keys', {
+      response: { 200: jsonResponse('Every key that is not revoked.', Type.Array(Type.Ref('ApiKey'))), ...problemResponses([401, 403]) }
+    })
+  }, async function listApiKeys () {
+    return (await app.store.credentials.listApiKeys()).map(apiKeyView)
+  })
+
+  app.delete('/api-keys/:id', {
+    config,
+    schema: schema('api-keys', 'revokeApiKey', 'Revoke an API key', {
+      params: IdParams,
+      response: { 204: { description: 'Revoked: the key stops working at once.', type: 'null' }, ...problemResponses([400, 401, 403, 404]) }
+    })
+  }, async function revokeApiKey (request, reply) {
+    const { id } = request.params as { id: number }
+    if (!await app.store.credentials.revokeApiKey(id)) throw new ResourceNotFound(`no API key with id ${id}`)
+    return await reply.code(204).send()
+  })
+
+  app.post('/clients', {
+    config: writeConfig,
+    schema: schema('clients', 'createClient', 'Create an OAuth client', {
+      body: Type.Ref('ClientCreate'),
+      response: { 201: jsonResponse('The client and its secret, shown only now.', Type.Ref('ClientCreated')), ...problemResponses([400, 401, 403, 413, 415]) }
+    })
+  }, async function createClient (request, reply) {
+    const body = request.body as Static<typeof ClientCreate>
+    checkScopes(body.scopes)
+    const { clientId, clientSecret } = newClientCredentials()
+    const record = await app.store.credentials.createClient({ clientId, name: body.name, scopes: body.scopes, secretHash: await hashClientSecret(clientSecret) })
+    return await reply.code(201).header('location', `/v1/clients/${record.id}`).send({ ...clientView(record), clientSecret })
+  })
+
+  app.get('/clients', {
+    config,
+    schema: schema('clients', 'listClients', 'List OAuth clients', {
+      response: { 200: jsonResponse('Every client that is not revoked.', Type.Array(Type.Ref('Client'))), ...problemResponses([401, 403]) }
+    })
+  }, async function listClients () {
+    return (await app.store.credentials.listClients()).map(clientView)
+  })
+
+  app.delete('/clients/:id', {
+    config,
+    schema: schema('clients', 'revokeClient', 'Revoke an OAuth client', {
+      params: IdParams,
+      response: { 204: { description: 'Revoked: the client can get no more tokens.', type: 'null' }, ...problemResponses([400, 401, 403, 404]) }
+    })
+  }, async function revokeClient (request, reply) {
+    const { id } = request.params as { id: number }
+    if (!await app.store.credentials.revokeClient(id)) throw new ResourceNotFound(`no client with id ${id}`)
+    return await reply.code(204).send()
+  })
+}
+
+export const adminSchemas = [ApiKey, ApiKeyCreate, ApiKeyCreated, Client, ClientCreate, ClientCreated]

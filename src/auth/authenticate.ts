@@ -1,0 +1,75 @@
+/**
+ * Authorization header → Principal (who is calling, with which scopes), and
+ * the scope check. A bearer credential is an API key when it has the `rsy_`
+ * prefix and a JWT otherwise; nothing else is accepted on resource routes.
+ */
+import type { FastifyRequest } from 'fastify'
+import { annotate, ScopeForbidden, ScopeMissing, Unauthenticated } from '../errors.js'
+import type { CredentialStore } from '../store/credentials.js'
+import { invalidToken, verifyJwt } from './jwt.js'
+import { hashApiKey, looksLikeApiKey, parseScopes } from './secrets.js'
+
+export const ADMIN_SCOPE = 'admin'
+
+export interface Principal {
+  /** JWT `sub`, `api-key:{id}` for an API key, `client:{clientId}` for a client's token. */
+  readonly subject: string
+  readonly scopes: ReadonlySet<string>
+  readonly via: 'jwt' | 'api-key'
+}
+
+/** lastUsedAt is written at most this often per key: a write per request would cost an fsync each. */
+const TOUCH_INTERVAL_MS = 60_000
+
+export interface Authenticator {
+  authenticate (request: FastifyRequest): Promise<Principal>
+}
+
+export function createAuthenticator (credentials: CredentialStore): Authenticator {
+  const touched = new Map<number, number>()
+
+  async function apiKeyPrincipal (request: FastifyRequest, key: string): Promise<Principal> {
+    const record = await credentials.findApiKey(hashApiKey(key))
+    if (record === undefined) throw invalidToken('the API key is not known')
+    if (record.revokedAt !== undefined) throw invalidToken('the API key has been revoked')
+    const now = Date.now()
+    if (record.expiresAt !== undefined && Date.parse(record.expiresAt) <= now) throw invalidToken('the API key has expired')
+    if (now - (touched.get(record.id) ?? 0) >= TOUCH_INTERVAL_MS) {
+      touched.set(record.id, now)
+      credentials.touchApiKey(record.id, new Date(now).toISOString()).catch((error: unknown) => {
+        request.log.warn({ err: error }, 'could not record the API key\'s last use')
+      })
+    }
+    return { subject: `api-key:${record.id}`, scopes: new Set(record.scopes), via: 'api-key' }
+  }
+
+  return {
+    async authenticate (request) {
+      const header = request.headers.authorization
+      if (header === undefined || header.trim() === '') {
+        throw annotate(new Unauthenticated('send a credential: Authorization: Bearer <token or API key>'), {
+          headers: { 'www-authenticate': 'Bearer realm="api"' }
+        })
+      }
+      const match = /^(\S+) +(\S+)$/.exec(header.trim())
+      if (match === null || match[1]!.toLowerCase() !== 'bearer') {
+        throw invalidToken('only Bearer credentials are accepted here (Basic only at /v1/auth/token)')
+      }
+      const token = match[2]!
+      if (looksLikeApiKey(token)) return await apiKeyPrincipal(request, token)
+      const claims = await verifyJwt(request)
+      return { subject: claims.sub, scopes: new Set(parseScopes(claims.scope ?? '')), via: 'jwt' }
+    }
+  }
+}
+
+export function hasScope (principal: Principal, scope: string): boolean {
+  return principal.scopes.has(scope) || principal.scopes.has(ADMIN_SCOPE)
+}
+
+export function insufficientScope (scope: string, status: 401 | 403): Error {
+  const Kind = status === 403 ? ScopeForbidden : ScopeMissing
+  return annotate(new Kind(`this needs the scope ${scope}`), {
+    headers: { 'www-authenticate': `Bearer realm="api", error="insufficient_scope", scope="${scope}"` }
+  })
+}

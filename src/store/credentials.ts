@@ -1,0 +1,147 @@
+/**
+ * Storage of credentials: API keys (kept only as SHA-256 hashes of
+ * high-entropy keys) and OAuth clients (secrets kept only as slow scrypt
+ * hashes). Engine tables, not resources: they never appear in /v1/{collection}.
+ */
+import type { Kysely, Transaction } from 'kysely'
+import type { Database, Dialect } from './dialect.js'
+
+export const API_KEYS_TABLE = 'resourcery_api_keys'
+export const CLIENTS_TABLE = 'resourcery_clients'
+
+export interface ApiKeyRecord {
+  readonly id: number
+  readonly name: string
+  /** The first characters of the key, enough to recognise it in a list. */
+  readonly prefix: string
+  readonly scopes: readonly string[]
+  readonly createdAt: string
+  readonly expiresAt?: string
+  readonly lastUsedAt?: string
+  readonly revokedAt?: string
+}
+
+export interface ClientRecord {
+  readonly id: number
+  readonly clientId: string
+  readonly name: string
+  readonly scopes: readonly string[]
+  readonly createdAt: string
+  readonly revokedAt?: string
+  /** scrypt hash, `salt:hash` in base64; never leaves the server. */
+  readonly secretHash: string
+}
+
+export interface CredentialStore {
+  createApiKey (key: { name: string, prefix: string, hash: string, scopes: readonly string[], expiresAt?: string }): Promise<ApiKeyRecord>
+  listApiKeys (): Promise<ApiKeyRecord[]>
+  findApiKey (hash: string): Promise<ApiKeyRecord | undefined>
+  revokeApiKey (id: number): Promise<boolean>
+  touchApiKey (id: number, at: string): Promise<void>
+  createClient (client: { clientId: string, name: string, scopes: readonly string[], secretHash: string }): Promise<ClientRecord>
+  listClients (): Promise<ClientRecord[]>
+  findClient (clientId: string): Promise<ClientRecord | undefined>
+  revokeClient (id: number): Promise<boolean>
+}
+
+type Row = Record<string, unknown>
+
+const optional = (value: unknown): string | undefined => value === null || value === undefined ? undefined : String(value)
+
+function apiKey (row: Row): ApiKeyRecord {
+  const expiresAt = optional(row.expiresAt)
+  const lastUsedAt = optional(row.lastUsedAt)
+  const revokedAt = optional(row.revokedAt)
+  return {
+    id: Number(row.id),
+    name: String(row.name),
+    prefix: String(row.prefix),
+    scopes: JSON.parse(String(row.scopes)) as string[],
+    createdAt: String(row.createdAt),
+    ...(expiresAt === undefined ? {} : { expiresAt }),
+    ...(lastUsedAt === undefined ? {} : { lastUsedAt }),
+    ...(revokedAt === undefined ? {} : { revokedAt })
+  }
+}
+
+function client (row: Row): ClientRecord {
+  const revokedAt = optional(row.revokedAt)
+  return {
+    id: Number(row.id),
+    clientId: String(row.clientId),
+    name: String(row.name),
+    scopes: JSON.parse(String(row.scopes)) as string[],
+    createdAt: String(row.createdAt),
+    secretHash: String(row.secretHash),
+    ...(revokedAt === undefined ? {} : { revokedAt })
+  }
+}
+
+/** Creates the credential tables when missing; part of every migration. */
+export async function createCredentialTables (trx: Transaction<Database>, dialect: Dialect): Promise<void> {
+  await trx.schema.createTable(API_KEYS_TABLE).ifNotExists()
+    .addColumn('id', dialect.columnType('id'), column => dialect.idColumn(column))
+    .addColumn('name', 'text', column => column.notNull())
+    .addColumn('prefix', 'text', column => column.notNull())
+    .addColumn('hash', 'text', column => column.notNull().unique())
+    .addColumn('scopes', 'text', column => column.notNull())
+    .addColumn('createdAt', dialect.columnType('timestamp'), column => column.notNull())
+    .addColumn('expiresAt', dialect.columnType('timestamp'))
+    .addColumn('lastUsedAt', dialect.columnType('timestamp'))
+    .addColumn('revokedAt', dialect.columnType('timestamp'))
+    .execute()
+  await trx.schema.createTable(CLIENTS_TABLE).ifNotExists()
+    .addColumn('id', dialect.columnType('id'), column => dialect.idColumn(column))
+    .addColumn('clientId', 'text', column => column.notNull().unique())
+    .addColumn('name', 'text', column => column.notNull())
+    .addColumn('scopes', 'text', column => column.notNull())
+    .addColumn('secretHash', 'text', column => column.notNull())
+    .addColumn('createdAt', dialect.columnType('timestamp'), column => column.notNull())
+    .addColumn('revokedAt', dialect.columnType('timestamp'))
+    .execute()
+}
+
+export function credentialStore (db: Kysely<Database>): CredentialStore {
+  const now = (): string => new Date().toISOString()
+  return {
+    async createApiKey ({ name, prefix, hash, scopes, expiresAt }) {
+      const row = await db.insertInto(API_KEYS_TABLE)
+        .values({ name, prefix, hash, scopes: JSON.stringify(scopes), createdAt: now(), expiresAt: expiresAt ?? null })
+        .returningAll().executeTakeFirstOrThrow()
+      return apiKey(row)
+    },
+    async listApiKeys () {
+      const rows = await db.selectFrom(API_KEYS_TABLE).selectAll().where('revokedAt', 'is', null).orderBy('id').execute()
+      return rows.map(apiKey)
+    },
+    async findApiKey (hash) {
+      const row = await db.selectFrom(API_KEYS_TABLE).selectAll().where('hash', '=', hash).executeTakeFirst()
+      return row === undefined ? undefined : apiKey(row)
+    },
+    async revokeApiKey (id) {
+      const result = await db.updateTable(API_KEYS_TABLE).set({ revokedAt: now() }).where('id', '=', id).where('revokedAt', 'is', null).executeTakeFirst()
+      return result.numUpdatedRows > 0n
+    },
+    async touchApiKey (id, at) {
+      await db.updateTable(API_KEYS_TABLE).set({ lastUsedAt: at }).where('id', '=', id).execute()
+    },
+    async createClient ({ clientId, name, scopes, secretHash }) {
+      const row = await db.insertInto(CLIENTS_TABLE)
+        .values({ clientId, name, scopes: JSON.stringify(scopes), secretHash, createdAt: now() })
+        .returningAll().executeTakeFirstOrThrow()
+      return client(row)
+    },
+    async listClients () {
+      const rows = await db.selectFrom(CLIENTS_TABLE).selectAll().where('revokedAt', 'is', null).orderBy('id').execute()
+      return rows.map(client)
+    },
+    async findClient (clientId) {
+      const row = await db.selectFrom(CLIENTS_TABLE).selectAll().where('clientId', '=', clientId).executeTakeFirst()
+      return row === undefined ? undefined : client(row)
+    },
+    async revokeClient (id) {
+      const result = await db.updateTable(CLIENTS_TABLE).set({ revokedAt: now() }).where('id', '=', id).where('revokedAt', 'is', null).executeTakeFirst()
+      return result.numUpdatedRows > 0n
+    }
+  }
+}

@@ -1,0 +1,119 @@
+import BetterSqlite3 from 'better-sqlite3'
+import t from 'tap'
+import { hashApiKey } from '../../src/auth/secrets.js'
+import { assertProblem, bearer, body, buildTestApp, logCollector, post, testDatabaseFile } from '../helper.js'
+
+const basic = (id: string, secret: string): string => `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}`
+const form = 'application/x-www-form-urlencoded'
+
+t.test('API keys: created by admins, shown once, stored as a hash, revocable', async t => {
+  const file = testDatabaseFile(t)
+  const logs = logCollector()
+  const app = await buildTestApp(t, { logStream: logs, env: { LOG_LEVEL: 'info' } })
+  const created = await post(app, '/v1/api-keys', { name: 'reporting', scopes: ['projects:read'] })
+  t.equal(created.statusCode, 201)
+  const key = body(created)
+  t.match(key, { id: Number, name: 'reporting', scopes: ['projects:read'], prefix: /^rsy_/, createdAt: String, expiresAt: null, lastUsedAt: null, key: /^rsy_[A-Za-z0-9_-]{43}$/ })
+  t.ok(key.key.startsWith(key.prefix))
+  t.equal(created.headers.location, `/v1/api-keys/${key.id}`)
+
+  const authorization = `Bearer ${key.key as string}`
+  t.equal((await app.inject({ method: 'GET', url: '/v1/projects', headers: { authorization } })).statusCode, 200, 'the key authenticates')
+  const write = await app.inject({ method: 'POST', url: '/v1/projects', headers: { authorization, 'content-type': 'application/json' }, payload: '{"name":"x"}' })
+  assertProblem(t, write, 401, 'insufficient-scope')
+
+  const listed = body(await app.inject({ method: 'GET', url: '/v1/api-keys' }))
+  t.equal(listed.length, 1)
+  t.notOk('key' in listed[0], 'lists never show the key')
+  t.match(listed[0].lastUsedAt, /^\d{4}-/, 'last use is recorded')
+
+  const db = new BetterSqlite3(file, { readonly: true })
+  const stored = db.prepare('select * from resourcery_api_keys').all() as Array<Record<string, unknown>>
+  db.close()
+  t.equal(stored[0]!.hash, hashApiKey(key.key))
+  t.notMatch(JSON.stringify(stored), key.key, 'the key itself is not stored')
+  t.notMatch(JSON.stringify(logs.lines), key.key.slice(4), 'nor logged')
+
+  t.equal((await app.inject({ method: 'DELETE', url: `/v1/api-keys/${key.id}` })).statusCode, 204)
+  const revoked = await app.inject({ method: 'GET', url: '/v1/projects', headers: { authorization } })
+  assertProblem(t, revoked, 401, 'invalid-token')
+  t.match(body(revoked).detail, /revoked/)
+  assertProblem(t, await app.inject({ method: 'DELETE', url: `/v1/api-keys/${key.id}` }), 404)
+  t.same(body(await app.inject({ method: 'GET', url: '/v1/api-keys' })), [])
+})
+
+t.test('API keys: expiry, bad scopes, admin only', async t => {
+  const app = await buildTestApp(t)
+  const expiring = await app.store.credentials.createApiKey({ name: 'old', prefix: 'rsy_expired0', hash: hashApiKey('rsy_expired-key'), scopes: ['admin'], expiresAt: '2020-01-01T00:00:00.000Z' })
+  t.ok(expiring.id)
+  const expired = await app.inject({ method: 'GET', url: '/v1/projects', headers: { authorization: 'Bearer rsy_expired-key' } })
+  assertProblem(t, expired, 401, 'invalid-token')
+  t.match(body(expired).detail, /expired/)
+
+  const past = assertProblem(t, await post(app, '/v1/api-keys', { name: 'x', scopes: ['admin'], expiresAt: '2020-01-01T00:00:00Z' }), 400)
+  t.equal(past.errors[0].pointer, '/expiresAt')
+  const future = await post(app, '/v1/api-keys', { name: 'x', scopes: ['admin'], expiresAt: '2999-01-01T00:00:00Z' })
+  t.equal(body(future).expiresAt, '2999-01-01T00:00:00.000Z')
+  const typo = assertProblem(t, await post(app, '/v1/api-keys', { name: 'x', scopes: ['projects:read', 'project:write'] }), 400)
+  t.same(typo.errors, [{ in: 'body', pointer: '/scopes/1', detail: '"project:write" is not a scope of this service' }])
+  assertProblem(t, await post(app, '/v1/api-keys', { name: 'x', scopes: [] }), 400)
+  assertProblem(t, await post(app, '/v1/api-keys', { name: 'x', scopes: ['admin'], key: 'rsy_mine' }), 400)
+  const user = bearer({ sub: 'u', scope: 'projects:read projects:write' })
+  assertProblem(t, await post(app, '/v1/api-keys', { name: 'x', scopes: ['admin'] }, { authorization: user }), 401, 'insufficient-scope')
+})
+
+t.test('client credentials: Basic at the token endpoint, scopes cut to the client\'s', async t => {
+  const file = testDatabaseFile(t)
+  const app = await buildTestApp(t)
+  const created = await post(app, '/v1/clients', { name: 'billing', scopes: ['projects:read', 'notes:read', 'notes:write'] })
+  t.equal(created.statusCode, 201)
+  const client = body(created)
+  t.match(client, { id: Number, clientId: /^rsyc_/, name: 'billing', scopes: ['projects:read', 'notes:read', 'notes:write'], createdAt: String, clientSecret: String })
+  const db = new BetterSqlite3(file, { readonly: true })
+  const stored = db.prepare('select secretHash from resourcery_clients').get() as { secretHash: string }
+  db.close()
+  t.match(stored.secretHash, /^[A-Za-z0-9+/=]+:[A-Za-z0-9+/=]+$/, 'a salted slow hash')
+  t.notMatch(stored.secretHash, client.clientSecret)
+  t.notOk('clientSecret' in body(await app.inject({ method: 'GET', url: '/v1/clients' }))[0])
+
+  const authorization = basic(client.clientId, client.clientSecret)
+  const token = await app.inject({ method: 'POST', url: '/v1/auth/token', headers: { authorization, 'content-type': form }, payload: 'grant_type=client_credentials' })
+  t.equal(token.statusCode, 200)
+  t.equal(token.headers['cache-control'], 'no-store')
+  t.equal(token.headers.pragma, 'no-cache')
+  const granted = body(token)
+  t.match(granted, { access_token: String, token_type: 'Bearer', expires_in: 3600, scope: 'projects:read notes:read notes:write' })
+
+  const asClient = `Bearer ${granted.access_token as string}`
+  t.equal((await app.inject({ method: 'GET', url: '/v1/projects', headers: { authorization: asClient } })).statusCode, 200)
+  assertProblem(t, await app.inject({ method: 'GET', url: '/v1/tasks', headers: { authorization: asClient } }), 401, 'insufficient-scope')
+  const note = body(await post(app, '/v1/notes', { name: 'from a client' }, { authorization: asClient }))
+  t.equal(note.owner, `client:${client.clientId as string}`, 'the client\'s own subject owns what it creates')
+
+  const json = await app.inject({ method: 'POST', url: '/v1/auth/token', headers: { authorization, 'content-type': 'application/json' }, payload: { grant_type: 'client_credentials', scope: 'notes:read tasks:write admin' } })
+  t.equal(body(json).scope, 'notes:read', 'requested scopes are cut to the client\'s')
+  const none = await app.inject({ method: 'POST', url: '/v1/auth/token', headers: { authorization, 'content-type': form }, payload: 'grant_type=client_credentials&scope=admin' })
+  t.equal(assertProblem(t, none, 400, 'oauth-invalid-scope').error, 'invalid_scope')
+})
+
+t.test('token endpoint errors follow RFC 6749 §5.2, as problems', async t => {
+  const app = await buildTestApp(t)
+  const client = body(await post(app, '/v1/clients', { name: 'c', scopes: ['projects:read'] }))
+  const good = basic(client.clientId, client.clientSecret)
+  const request = async (authorization: string | undefined, payload: string, type = form) =>
+    await app.inject({ method: 'POST', url: '/v1/auth/token', headers: { authorization, 'content-type': type }, payload })
+
+  for (const [name, authorization] of [['no credentials', undefined], ['wrong secret', basic(client.clientId, 'wrong')], ['unknown client', basic('rsyc_nobody', client.clientSecret)], ['a bearer token', bearer({ sub: 'x', scope: 'admin' })], ['garbage', 'Basic !!!']] as const) {
+    const response = await request(authorization, 'grant_type=client_credentials')
+    const problem = assertProblem(t, response, 401, 'oauth-invalid-client')
+    t.equal(problem.error, 'invalid_client', name)
+    t.equal(response.headers['www-authenticate'], 'Basic realm="token"')
+  }
+  t.equal(assertProblem(t, await request(good, 'grant_type=password&username=a'), 400).error, 'unsupported_grant_type')
+  t.equal(assertProblem(t, await request(good, 'scope=projects:read'), 400).error, 'invalid_request')
+  t.equal(assertProblem(t, await request(good, 'grant_type=client_credentials&grant_type=client_credentials'), 400).error, 'invalid_request')
+  assertProblem(t, await request(good, 'grant_type=client_credentials', 'text/plain'), 415)
+
+  t.equal((await app.inject({ method: 'DELETE', url: `/v1/clients/${client.id as number}` })).statusCode, 204)
+  t.equal(assertProblem(t, await request(good, 'grant_type=client_credentials'), 401).error, 'invalid_client', 'a revoked client gets no token')
+})

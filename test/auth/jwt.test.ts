@@ -1,0 +1,164 @@
+import { generateKeyPairSync, createHmac, type KeyObject } from 'node:crypto'
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { createSigner } from 'fast-jwt'
+import t from 'tap'
+import { jwksKeys } from '../../src/auth/jwks.js'
+import { assertProblem, bearer, buildTestApp, signToken, TEST_JWT_SECRET } from '../helper.js'
+
+const READ = '/v1/projects'
+const now = (): number => Math.floor(Date.now() / 1000)
+const b64 = (value: unknown): string => Buffer.from(JSON.stringify(value)).toString('base64url')
+const hs256 = (header: object, payload: object, key: string | Buffer): string => {
+  const unsigned = `${b64(header)}.${b64(payload)}`
+  return `${unsigned}.${createHmac('sha256', key).update(unsigned).digest('base64url')}`
+}
+const pem = (key: KeyObject): string => key.export({ type: 'spki', format: 'pem' }).toString()
+
+t.test('no credential: 401 with the Bearer challenge', async t => {
+  const app = await buildTestApp(t)
+  const response = await app.inject({ method: 'GET', url: READ, headers: { authorization: undefined } })
+  assertProblem(t, response, 401, 'unauthenticated')
+  t.equal(response.headers['www-authenticate'], 'Bearer realm="api"')
+  t.equal((await app.inject({ method: 'HEAD', url: READ, headers: { authorization: undefined } })).statusCode, 401, 'HEAD too')
+  t.equal((await app.inject({ method: 'POST', url: READ, headers: { authorization: undefined, 'content-type': 'application/json' }, payload: '{"name":"x"}' })).statusCode, 401)
+  t.equal((await app.inject({ method: 'GET', url: '/health', headers: { authorization: undefined } })).statusCode, 200, 'operations stay public')
+  t.equal((await app.inject({ method: 'GET', url: '/openapi.json', headers: { authorization: undefined } })).statusCode, 200)
+})
+
+t.test('every kind of bad token is 401 invalid_token, never 500', async t => {
+  const app = await buildTestApp(t)
+  const valid = signToken({ sub: 'u', scope: 'admin' })
+  const [header, payload, signature] = valid.split('.') as [string, string, string]
+  const tampered = `${header}.${b64({ ...JSON.parse(Buffer.from(payload, 'base64url').toString()), scope: 'admin projects:write' })}.${signature}`
+  const cases: Record<string, string> = {
+    'malformed header': 'Bearer',
+    'extra parts': `Bearer ${valid} extra`,
+    'other scheme': `Token ${valid}`,
+    'Basic on a resource route': `Basic ${Buffer.from('id:secret').toString('base64')}`,
+    'not a JWT': 'Bearer abc.def',
+    'garbage JWT': 'Bearer a.b.c',
+    'alg none': `Bearer ${b64({ alg: 'none', typ: 'JWT' })}.${b64({ sub: 'u', scope: 'admin', exp: now() + 60 })}.`,
+    'tampered payload': `Bearer ${tampered}`,
+    expired: bearer({ sub: 'u', scope: 'admin', exp: now() - 10 }),
+    'not yet valid': bearer({ sub: 'u', scope: 'admin', nbf: now() + 3600 }),
+    'no exp': `Bearer ${hs256({ alg: 'HS256', typ: 'JWT' }, { sub: 'u', scope: 'admin' }, TEST_JWT_SECRET)}`,
+    'no sub': bearer({ scope: 'admin' }),
+    'sub of the wrong type': bearer({ sub: 42, scope: 'admin' }),
+    'exp of the wrong type': `Bearer ${hs256({ alg: 'HS256' }, { sub: 'u', scope: 'admin', exp: 'tomorrow' }, TEST_JWT_SECRET)}`,
+    'scope of the wrong type': bearer({ sub: 'u', scope: ['admin'] }),
+    'signed with another secret': `Bearer ${hs256({ alg: 'HS256' }, { sub: 'u', scope: 'admin', exp: now() + 60 }, 'another-secret-another-secret-another')}`,
+    'HS384 not allowed': `Bearer ${createSigner({ key: TEST_JWT_SECRET, algorithm: 'HS384' })({ sub: 'u', scope: 'admin', exp: now() + 60 })}`,
+    'RS256 without a configured key': `Bearer ${createSigner({ key: generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(), algorithm: 'RS256' })({ sub: 'u', scope: 'admin' })}`,
+    'unknown API key': 'Bearer rsy_notarealkeynotarealkeynotarealkey'
+  }
+  for (const [name, authorization] of Object.entries(cases)) {
+    const response = await app.inject({ method: 'GET', url: READ, headers: { authorization } })
+    assertProblem(t, response, 401, 'invalid-token')
+    t.match(response.headers['www-authenticate'], /^Bearer realm="api", error="invalid_token"/, name)
+  }
+  const expired = await app.inject({ method: 'GET', url: READ, headers: { authorization: cases.expired! } })
+  t.match(expired.json().detail, /expired/)
+})
+
+t.test('scopes: read, write, admin; insufficient scope names the one needed', async t => {
+  const app = await buildTestApp(t)
+  const reader = bearer({ sub: 'r', scope: 'projects:read tasks:read' })
+  t.equal((await app.inject({ method: 'GET', url: READ, headers: { authorization: reader } })).statusCode, 200)
+  t.equal((await app.inject({ method: 'HEAD', url: READ, headers: { authorization: reader } })).statusCode, 200)
+  const write = await app.inject({ method: 'POST', url: READ, headers: { authorization: reader, 'content-type': 'application/json' }, payload: '{"name":"x"}' })
+  assertProblem(t, write, 401, 'insufficient-scope')
+  t.equal(write.headers['www-authenticate'], 'Bearer realm="api", error="insufficient_scope", scope="projects:write"')
+  const notes = await app.inject({ method: 'GET', url: '/v1/notes', headers: { authorization: reader } })
+  t.equal(notes.headers['www-authenticate'], 'Bearer realm="api", error="insufficient_scope", scope="notes:read"')
+  const writer = bearer({ sub: 'w', scope: 'projects:write' })
+  t.equal((await app.inject({ method: 'POST', url: READ, headers: { authorization: writer, 'content-type': 'application/json' }, payload: '{"name":"x"}' })).statusCode, 201)
+  assertProblem(t, await app.inject({ method: 'GET', url: READ, headers: { authorization: writer } }), 401, 'insufficient-scope')
+  const related = await app.inject({ method: 'GET', url: '/v1/projects/1/tasks', headers: { authorization: bearer({ sub: 'p', scope: 'projects:read' }) } })
+  t.equal(related.headers['www-authenticate'], 'Bearer realm="api", error="insufficient_scope", scope="tasks:read"', 'a related collection needs the child\'s scope')
+  const admin = bearer({ sub: 'a', scope: 'admin' })
+  t.equal((await app.inject({ method: 'DELETE', url: '/v1/projects/1', headers: { authorization: admin } })).statusCode, 204)
+  assertProblem(t, await app.inject({ method: 'GET', url: '/v1/api-keys', headers: { authorization: bearer({ sub: 'x', scope: 'projects:read projects:write' }) } }), 401, 'insufficient-scope')
+})
+
+t.test('AUTHZ_DENIED_STATUS=403 answers insufficient scope with 403', async t => {
+  const app = await buildTestApp(t, { env: { AUTHZ_DENIED_STATUS: '403' } })
+  const response = await app.inject({ method: 'GET', url: READ, headers: { authorization: bearer({ sub: 'x', scope: 'tasks:read' }) } })
+  assertProblem(t, response, 403, 'insufficient-scope')
+  t.match(response.headers['www-authenticate'], /insufficient_scope/)
+  assertProblem(t, await app.inject({ method: 'GET', url: READ, headers: { authorization: undefined } }), 401, 'unauthenticated')
+})
+
+t.test('iss and aud are checked when configured', async t => {
+  const app = await buildTestApp(t, { env: { JWT_ISSUER: 'https://issuer.example', JWT_AUDIENCE: 'resourcery' } })
+  const ok = bearer({ sub: 'u', scope: 'admin', iss: 'https://issuer.example', aud: 'resourcery' })
+  t.equal((await app.inject({ method: 'GET', url: READ, headers: { authorization: ok } })).statusCode, 200)
+  for (const claims of [{ iss: 'https://evil.example', aud: 'resourcery' }, { iss: 'https://issuer.example', aud: 'other' }, { aud: 'resourcery' }, { iss: 'https://issuer.example' }]) {
+    const response = await app.inject({ method: 'GET', url: READ, headers: { authorization: bearer({ sub: 'u', scope: 'admin', ...claims }) } })
+    assertProblem(t, response, 401, 'invalid-token')
+  }
+})
+
+t.test('an external issuer\'s public key: RS256, ES256 and EdDSA; algorithm confusion refused', async t => {
+  const keys = {
+    RS256: generateKeyPairSync('rsa', { modulusLength: 2048 }),
+    ES256: generateKeyPairSync('ec', { namedCurve: 'P-256' }),
+    EdDSA: generateKeyPairSync('ed25519')
+  }
+  for (const [algorithm, pair] of Object.entries(keys)) {
+    const app = await buildTestApp(t, { env: { JWT_PUBLIC_KEY: pem(pair.publicKey) } })
+    const sign = createSigner({ key: pair.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(), algorithm: algorithm as 'RS256' })
+    const token = sign({ sub: 'ext', scope: 'projects:read', exp: now() + 60 })
+    t.equal((await app.inject({ method: 'GET', url: READ, headers: { authorization: `Bearer ${token}` } })).statusCode, 200, `${algorithm} verifies`)
+    // The classic confusion attack: HS256 with the public key as the HMAC secret.
+    const confused = hs256({ alg: 'HS256', typ: 'JWT' }, { sub: 'ext', scope: 'admin', exp: now() + 60 }, pem(pair.publicKey))
+    assertProblem(t, await app.inject({ method: 'GET', url: READ, headers: { authorization: `Bearer ${confused}` } }), 401, 'invalid-token')
+    t.equal((await app.inject({ method: 'GET', url: READ, headers: { authorization: bearer({ sub: 'own', scope: 'projects:read' }) } })).statusCode, 200, 'the service\'s own tokens still verify')
+  }
+  const other = generateKeyPairSync('rsa', { modulusLength: 2048 })
+  const app = await buildTestApp(t, { env: { JWT_PUBLIC_KEY: pem(keys.RS256.publicKey) } })
+  const forged = createSigner({ key: other.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(), algorithm: 'RS256' })({ sub: 'x', scope: 'admin', exp: now() + 60 })
+  assertProblem(t, await app.inject({ method: 'GET', url: READ, headers: { authorization: `Bearer ${forged}` } }), 401, 'invalid-token')
+  const allowList = await buildTestApp(t, { env: { JWT_PUBLIC_KEY: pem(keys.RS256.publicKey), JWT_ALGORITHMS: 'ES256' } })
+  const rs = createSigner({ key: keys.RS256.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(), algorithm: 'RS256' })({ sub: 'x', scope: 'admin', exp: now() + 60 })
+  assertProblem(t, await allowList.inject({ method: 'GET', url: READ, headers: { authorization: `Bearer ${rs}` } }), 401, 'invalid-token')
+})
+
+t.test('a JWKS URL: keys fetched by kid, unknown kids refused', async t => {
+  const pair = generateKeyPairSync('rsa', { modulusLength: 2048 })
+  const jwk = { ...pair.publicKey.export({ format: 'jwk' }), kid: 'key-1', alg: 'RS256', use: 'sig' }
+  let fetches = 0
+  const server = createServer((_request, response) => {
+    fetches++
+    response.setHeader('content-type', 'application/json')
+    response.end(JSON.stringify({ keys: [jwk] }))
+  })
+  await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => server.close())
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/jwks.json`
+  const app = await buildTestApp(t, { env: { JWT_JWKS_URL: url } })
+  const key = pair.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString()
+  const token = createSigner({ key, algorithm: 'RS256', kid: 'key-1' })({ sub: 'j', scope: 'projects:read', exp: now() + 60 })
+  for (let i = 0; i < 3; i++) {
+    t.equal((await app.inject({ method: 'GET', url: READ, headers: { authorization: `Bearer ${token}` } })).statusCode, 200)
+  }
+  t.equal(fetches, 1, 'the JWKS is cached')
+  const unknown = createSigner({ key, algorithm: 'RS256', kid: 'key-2' })({ sub: 'j', scope: 'projects:read', exp: now() + 60 })
+  for (let i = 0; i < 5; i++) assertProblem(t, await app.inject({ method: 'GET', url: READ, headers: { authorization: `Bearer ${unknown}` } }), 401, 'invalid-token')
+  t.equal(fetches, 1, 'random kids do not turn into a flood of fetches')
+})
+
+t.test('JWKS rotation: an unknown kid triggers a refetch (bounded by an interval)', async t => {
+  const first = generateKeyPairSync('ec', { namedCurve: 'P-256' })
+  const second = generateKeyPairSync('ec', { namedCurve: 'P-256' })
+  let published = [{ ...first.publicKey.export({ format: 'jwk' }), kid: 'a' }]
+  const server = createServer((_request, response) => { response.end(JSON.stringify({ keys: published })) })
+  await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => server.close())
+  const keys = jwksKeys(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`, { refetchIntervalMs: 0 })
+  t.ok(await keys.keyFor('a', 'ES256'))
+  t.equal(await keys.keyFor('b', 'ES256'), undefined)
+  published = [...published, { ...second.publicKey.export({ format: 'jwk' }), kid: 'b' }]
+  t.ok(await keys.keyFor('b', 'ES256'), 'the rotated key is found')
+  t.equal(await keys.keyFor('a', 'RS256'), undefined, 'a key published for another algorithm is not used')
+})

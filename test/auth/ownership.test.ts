@@ -1,0 +1,64 @@
+import { Type } from '@sinclair/typebox'
+import t from 'tap'
+import { defineResource, belongsTo, hasMany } from '../../src/resources/define.js'
+import { assertProblem, bearer, body, buildTestApp, post } from '../helper.js'
+
+const alice = bearer({ sub: 'alice', scope: 'notes:read notes:write' })
+const bob = bearer({ sub: 'bob', scope: 'notes:read notes:write' })
+
+t.test('callers see, list, count and change only their own notes', async t => {
+  const app = await buildTestApp(t)
+  const mine = body(await post(app, '/v1/notes', { name: 'alice 1', body: 'secret' }, { authorization: alice }))
+  await post(app, '/v1/notes', { name: 'alice 2' }, { authorization: alice })
+  const theirs = body(await post(app, '/v1/notes', { name: 'bob 1', body: 'also secret' }, { authorization: bob }))
+  t.equal(mine.owner, 'alice')
+  t.equal(theirs.owner, 'bob')
+
+  const list = await app.inject({ method: 'GET', url: '/v1/notes', headers: { authorization: alice } })
+  t.same(body(list).map((note: { name: string }) => note.name), ['alice 1', 'alice 2'])
+  t.equal(list.headers['x-total-count'], '2', 'totals count only their own')
+  t.same(body(await app.inject({ method: 'GET', url: '/v1/notes?sort=-name&cursor=', headers: { authorization: alice } })).map((note: { name: string }) => note.name), ['alice 2', 'alice 1'])
+
+  const url = `/v1/notes/${theirs.id as number}`
+  assertProblem(t, await app.inject({ method: 'GET', url, headers: { authorization: alice } }), 404)
+  assertProblem(t, await app.inject({ method: 'PATCH', url, headers: { authorization: alice }, payload: { name: 'hijacked' } }), 404)
+  assertProblem(t, await app.inject({ method: 'PUT', url, headers: { authorization: alice }, payload: { name: 'hijacked' } }), 404)
+  assertProblem(t, await app.inject({ method: 'DELETE', url, headers: { authorization: alice } }), 404)
+  t.equal(body(await app.inject({ method: 'GET', url, headers: { authorization: bob } })).name, 'bob 1', 'untouched')
+
+  const forged = await app.inject({ method: 'PATCH', url: `/v1/notes/${mine.id as number}`, headers: { authorization: alice }, payload: { owner: 'bob' } })
+  assertProblem(t, forged, 400)
+  const echoed = await app.inject({ method: 'PATCH', url: `/v1/notes/${mine.id as number}`, headers: { authorization: alice }, payload: { owner: 'alice', name: 'renamed' } })
+  t.equal(body(echoed).owner, 'alice', 'echoing the owner unchanged is fine')
+
+  const all = await app.inject({ method: 'GET', url: '/v1/notes', headers: { authorization: bearer({ sub: 'root', scope: 'admin' }) } })
+  t.equal(all.headers['x-total-count'], '3', 'admin sees every owner\'s records')
+})
+
+// An owned child under a public parent: others' children never show through the relation.
+const folders = defineResource({
+  collection: 'folders',
+  fields: Type.Object({ name: Type.String() }),
+  relations: { docs: hasMany('docs', { foreignKey: 'folderId', onDelete: 'cascade' }) }
+})
+const docs = defineResource({
+  collection: 'docs',
+  fields: Type.Object({ name: Type.String(), folderId: Type.Integer() }),
+  relations: { folder: belongsTo('folders', { foreignKey: 'folderId' }) },
+  owner: 'owner',
+  filterable: ['name']
+})
+
+t.test('others\' records never appear in related collections, filters or sorts', async t => {
+  const app = await buildTestApp(t, { definitions: [folders, docs] })
+  const a = bearer({ sub: 'alice', scope: 'folders:read docs:read docs:write' })
+  const b = bearer({ sub: 'bob', scope: 'folders:read docs:read docs:write' })
+  const folder = body(await post(app, '/v1/folders', { name: 'shared' }))
+  await post(app, `/v1/folders/${folder.id as number}/docs`, { name: 'plan' }, { authorization: a })
+  await post(app, `/v1/folders/${folder.id as number}/docs`, { name: 'plan' }, { authorization: b })
+  const related = await app.inject({ method: 'GET', url: `/v1/folders/${folder.id as number}/docs`, headers: { authorization: a } })
+  t.same(body(related).map((doc: { owner: string }) => doc.owner), ['alice'])
+  t.equal(related.headers['x-total-count'], '1')
+  const filtered = await app.inject({ method: 'GET', url: '/v1/docs?name=plan&sort=-createdAt', headers: { authorization: b } })
+  t.same(body(filtered).map((doc: { owner: string }) => doc.owner), ['bob'])
+})

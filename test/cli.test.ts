@@ -1,0 +1,70 @@
+import { spawnSync } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
+import t from 'tap'
+import { assertProblem, body, buildTestApp, testDatabaseFile, TEST_JWT_SECRET } from './helper.js'
+
+const CLI = fileURLToPath(new URL('../dist/src/cli.js', import.meta.url))
+
+function cli (args: string[], env: Record<string, string>) {
+  const result = spawnSync(process.execPath, [CLI, ...args], { env: { PATH: process.env.PATH ?? '', JWT_SECRET: TEST_JWT_SECRET, ...env }, encoding: 'utf8' })
+  const lines = result.stdout.trim().split('\n')
+  return { status: result.status, stdout: result.stdout, stderr: result.stderr, last: lines.at(-1) ?? '' }
+}
+
+t.test('keys create prints the key as the last line; it works until revoked', async t => {
+  const file = testDatabaseFile(t)
+  const env = { DATABASE_URL: `sqlite:${file}`, DATA_DIR: `${file}.data` }
+  const created = cli(['keys', 'create', '--name', 'ci', '--scopes', 'projects:read tasks:read', '--expires', '30d'], env)
+  t.equal(created.status, 0, created.stderr)
+  t.match(created.last, /^rsy_[A-Za-z0-9_-]{43}$/)
+  const listed = cli(['keys', 'list'], env)
+  t.match(listed.stdout, /^1\trsy_\S+…\tci\tprojects:read tasks:read\texpires \d{4}-/m)
+  t.notMatch(listed.stdout, created.last, 'the list does not show the key')
+
+  const app = await buildTestApp(t, { databaseFile: file })
+  const authorization = `Bearer ${created.last}`
+  t.equal((await app.inject({ method: 'GET', url: '/v1/tasks', headers: { authorization } })).statusCode, 200)
+  const apiKeys = body(await app.inject({ method: 'GET', url: '/v1/api-keys' }))
+  t.match(apiKeys[0].expiresAt, /^\d{4}-/)
+  t.equal(cli(['keys', 'revoke', '1'], env).status, 0)
+  assertProblem(t, await app.inject({ method: 'GET', url: '/v1/tasks', headers: { authorization } }), 401)
+  t.equal(cli(['keys', 'revoke', '1'], env).status, 2, 'revoking twice is an error')
+})
+
+t.test('clients create prints the secret last; token mints a JWT for local use', async t => {
+  const file = testDatabaseFile(t)
+  const env = { DATABASE_URL: `sqlite:${file}`, DATA_DIR: `${file}.data` }
+  const client = cli(['clients', 'create', '--name', 'svc', '--scopes', 'notes:read'], env)
+  t.equal(client.status, 0, client.stderr)
+  const clientId = /client_id: (\S+)/.exec(client.stdout)?.[1]
+  t.match(clientId, /^rsyc_/)
+  const app = await buildTestApp(t, { databaseFile: file })
+  const token = await app.inject({
+    method: 'POST',
+    url: '/v1/auth/token',
+    headers: { authorization: `Basic ${Buffer.from(`${clientId!}:${client.last}`).toString('base64')}`, 'content-type': 'application/x-www-form-urlencoded' },
+    payload: 'grant_type=client_credentials'
+  })
+  t.equal(token.statusCode, 200)
+
+  const minted = cli(['token', '--sub', 'dev', '--scopes', 'projects:read', '--ttl', '10m'], env)
+  t.equal(minted.status, 0, minted.stderr)
+  const claims = JSON.parse(Buffer.from(minted.last.split('.')[1]!, 'base64url').toString()) as { sub: string, scope: string, exp: number }
+  t.equal(claims.sub, 'dev')
+  t.equal(claims.scope, 'projects:read')
+  t.ok(claims.exp - Date.now() / 1000 <= 600 && claims.exp - Date.now() / 1000 > 590)
+  t.equal((await app.inject({ method: 'GET', url: '/v1/projects', headers: { authorization: `Bearer ${minted.last}` } })).statusCode, 200)
+})
+
+t.test('usage errors say what is wrong and exit 2', async t => {
+  const env = { DATABASE_URL: `sqlite:${testDatabaseFile(t)}` }
+  const unknownScope = cli(['keys', 'create', '--name', 'x', '--scopes', 'everything'], env)
+  t.equal(unknownScope.status, 2)
+  t.match(unknownScope.stderr, /unknown scope everything; known: projects:read/)
+  const missing = cli(['keys', 'create', '--scopes', 'admin'], env)
+  t.equal(missing.status, 2)
+  t.match(missing.stderr, /--name is required/)
+  t.equal(cli(['token', '--sub', 'x', '--scopes', 'admin', '--ttl', 'forever'], env).status, 2)
+  t.equal(cli(['nonsense'], env).status, 2)
+  t.equal(cli(['help'], env).status, 0)
+})
