@@ -106,25 +106,17 @@ export async function adminRoutes (app: FastifyInstance, { knownScopes }: AdminR
     return await reply.code(201).header('location', `/v1/api-keys/${record.id}`).send({ ...apiKeyView(record), key })
   })
 
-  app.get('/api-keys', {
+  listAndRevoke(app, {
+    path: '/api-keys',
+    tag: 'api-keys',
+    noun: 'API key',
+    plural: 'ApiKeys',
+    singular: 'ApiKey',
+    schema,
     config,
-    schema: schema('api-keys', 'listApiKeys', 'List API keys', {
-      response: { 200: jsonResponse('Every key that is not revoked.', Type.Array(Type.Ref('ApiKey'))), ...problemResponses([401, 403]) }
-    })
-  }, async function listApiKeys () {
-    return (await app.store.credentials.listApiKeys()).map(apiKeyView)
-  })
-
-  app.delete('/api-keys/:id', {
-    config,
-    schema: schema('api-keys', 'revokeApiKey', 'Revoke an API key', {
-      params: IdParams,
-      response: { 204: { description: 'Revoked: the key stops working at once.', type: 'null' }, ...problemResponses([400, 401, 403, 404]) }
-    })
-  }, async function revokeApiKey (request, reply) {
-    const { id } = request.params as { id: number }
-    if (!await app.store.credentials.revokeApiKey(id)) throw new ResourceNotFound(`no API key with id ${id}`)
-    return await reply.code(204).send()
+    list: async () => (await app.store.credentials.listApiKeys()).map(apiKeyView),
+    revoke: async id => await app.store.credentials.revokeApiKey(id),
+    revoked: 'Revoked: the key stops working at once.'
   })
 
   app.post('/clients', {
@@ -141,24 +133,53 @@ export async function adminRoutes (app: FastifyInstance, { knownScopes }: AdminR
     return await reply.code(201).header('location', `/v1/clients/${record.id}`).send({ ...clientView(record), clientSecret })
   })
 
-  app.get('/clients', {
+  listAndRevoke(app, {
+    path: '/clients',
+    tag: 'clients',
+    noun: 'OAuth client',
+    plural: 'Clients',
+    singular: 'Client',
+    schema,
     config,
-    schema: schema('clients', 'listClients', 'List OAuth clients', {
-      response: { 200: jsonResponse('Every client that is not revoked.', Type.Array(Type.Ref('Client'))), ...problemResponses([401, 403]) }
-    })
-  }, async function listClients () {
-    return (await app.store.credentials.listClients()).map(clientView)
+    list: async () => (await app.store.credentials.listClients()).map(clientView),
+    revoke: async id => await app.store.credentials.revokeClient(id),
+    revoked: 'Revoked: the client can get no more tokens.'
   })
+}
 
-  app.delete('/clients/:id', {
+interface ListAndRevoke {
+  readonly path: string
+  readonly tag: string
+  readonly noun: string
+  readonly plural: string
+  readonly singular: string
+  readonly schema: (tag: string, operationId: string, summary: string, extra: Record<string, unknown>) => Record<string, unknown>
+  readonly config: { scope: string }
+  readonly list: () => Promise<unknown[]>
+  readonly revoke: (id: number) => Promise<boolean>
+  readonly revoked: string
+}
+
+/** GET {path} (every credential not revoked) and DELETE {path}/{id} (revoke), alike for keys and clients. */
+function listAndRevoke (app: FastifyInstance, options: ListAndRevoke): void {
+  const { path, tag, noun, plural, singular, schema, config } = options
+  app.get(path, {
     config,
-    schema: schema('clients', 'revokeClient', 'Revoke an OAuth client', {
-      params: IdParams,
-      response: { 204: { description: 'Revoked: the client can get no more tokens.', type: 'null' }, ...problemResponses([400, 401, 403, 404]) }
+    schema: schema(tag, `list${plural}`, `List ${noun}s`, {
+      response: { 200: jsonResponse(`Every ${noun} that is not revoked.`, Type.Array(Type.Ref(singular))), ...problemResponses([401, 403]) }
     })
-  }, async function revokeClient (request, reply) {
+  }, async function listCredentials () {
+    return await options.list()
+  })
+  app.delete(`${path}/:id`, {
+    config,
+    schema: schema(tag, `revoke${singular}`, `Revoke ${/^[AEIOU]/i.test(noun) ? 'an' : 'a'} ${noun}`, {
+      params: IdParams,
+      response: { 204: { description: options.revoked, type: 'null' }, ...problemResponses([400, 401, 403, 404]) }
+    })
+  }, async function revokeCredential (request, reply) {
     const { id } = request.params as { id: number }
-    if (!await app.store.credentials.revokeClient(id)) throw new ResourceNotFound(`no client with id ${id}`)
+    if (!await options.revoke(id)) throw new ResourceNotFound(`no ${noun} with id ${id}`)
     return await reply.code(204).send()
   })
 }

@@ -103,6 +103,12 @@ export async function createCredentialTables (trx: Transaction<Database>, dialec
 
 export function credentialStore (db: Kysely<Database>): CredentialStore {
   const now = (): string => new Date().toISOString()
+  const listActive = async <T>(table: string, view: (row: Row) => T): Promise<T[]> =>
+    (await db.selectFrom(table).selectAll().where('revokedAt', 'is', null).orderBy('id').execute()).map(view)
+  const revoke = async (table: string, id: number): Promise<boolean> => {
+    const result = await db.updateTable(table).set({ revokedAt: now() }).where('id', '=', id).where('revokedAt', 'is', null).executeTakeFirst()
+    return result.numUpdatedRows > 0n
+  }
   return {
     async createApiKey ({ name, prefix, hash, scopes, expiresAt }) {
       const row = await db.insertInto(API_KEYS_TABLE)
@@ -110,18 +116,12 @@ export function credentialStore (db: Kysely<Database>): CredentialStore {
         .returningAll().executeTakeFirstOrThrow()
       return apiKey(row)
     },
-    async listApiKeys () {
-      const rows = await db.selectFrom(API_KEYS_TABLE).selectAll().where('revokedAt', 'is', null).orderBy('id').execute()
-      return rows.map(apiKey)
-    },
+    listApiKeys: async () => await listActive(API_KEYS_TABLE, apiKey),
     async findApiKey (hash) {
       const row = await db.selectFrom(API_KEYS_TABLE).selectAll().where('hash', '=', hash).executeTakeFirst()
       return row === undefined ? undefined : apiKey(row)
     },
-    async revokeApiKey (id) {
-      const result = await db.updateTable(API_KEYS_TABLE).set({ revokedAt: now() }).where('id', '=', id).where('revokedAt', 'is', null).executeTakeFirst()
-      return result.numUpdatedRows > 0n
-    },
+    revokeApiKey: async id => await revoke(API_KEYS_TABLE, id),
     async touchApiKey (id, at) {
       await db.updateTable(API_KEYS_TABLE).set({ lastUsedAt: at }).where('id', '=', id).execute()
     },
@@ -131,17 +131,11 @@ export function credentialStore (db: Kysely<Database>): CredentialStore {
         .returningAll().executeTakeFirstOrThrow()
       return client(row)
     },
-    async listClients () {
-      const rows = await db.selectFrom(CLIENTS_TABLE).selectAll().where('revokedAt', 'is', null).orderBy('id').execute()
-      return rows.map(client)
-    },
+    listClients: async () => await listActive(CLIENTS_TABLE, client),
     async findClient (clientId) {
       const row = await db.selectFrom(CLIENTS_TABLE).selectAll().where('clientId', '=', clientId).executeTakeFirst()
       return row === undefined ? undefined : client(row)
     },
-    async revokeClient (id) {
-      const result = await db.updateTable(CLIENTS_TABLE).set({ revokedAt: now() }).where('id', '=', id).where('revokedAt', 'is', null).executeTakeFirst()
-      return result.numUpdatedRows > 0n
-    }
+    revokeClient: async id => await revoke(CLIENTS_TABLE, id)
   }
 }
