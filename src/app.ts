@@ -10,17 +10,24 @@ import { adminRoutes, adminSchemas } from './auth/admin-routes.js'
 import { scopesOf } from './auth/openapi-security.js'
 import { tokenRoute, tokenSchemas } from './auth/token-route.js'
 import { parseDuration } from './duration.js'
+import compress from '@fastify/compress'
+import cors from '@fastify/cors'
+import { schemaEpoch } from './http/conditional.js'
+import { corsOptions } from './http/cors.js'
 import { buildValidator } from './http/validator.js'
 import { CURRENT_VERSION, rewriteVersionedUrl } from './http/versions.js'
 import auth from './plugins/auth.js'
+import caching from './plugins/caching.js'
 import { healthRoutes } from './plugins/health.js'
+import idempotency from './plugins/idempotency.js'
+import negotiation from './plugins/negotiation.js'
 import jsonBody from './plugins/json-body.js'
 import { trackRouteMethods } from './plugins/method-not-allowed.js'
 import openapi from './plugins/openapi.js'
 import problems, { clientErrorHandler } from './plugins/problems.js'
 import storePlugin from './plugins/store.js'
 import type { ResourceDefinition } from './resources/define.js'
-import { deriveNestedSchemas, deriveSchemas } from './resources/derive.js'
+import { deriveNestedSchemas, deriveSchemas, representationSchema } from './resources/derive.js'
 import { buildModel } from './resources/model.js'
 import { cursorCodec } from './resources/cursor.js'
 import { resourcePrefix, resourceRoutes } from './resources/routes.js'
@@ -81,9 +88,15 @@ export async function buildApp ({ config, definitions, store: givenStore, logStr
   })
   const methods = trackRouteMethods(app)
   await app.register(problems)
+  if (config.corsOrigins !== '') await app.register(cors, corsOptions(config.corsOrigins))
+  await app.register(negotiation)
   await app.register(jsonBody)
   await app.register(storePlugin, { store })
   await app.register(auth, { config })
+  await app.register(caching)
+  // After caching, so list ETags are computed on the uncompressed body.
+  await app.register(compress, { global: true, threshold: 1024 })
+  await app.register(idempotency)
   await app.register(openapi, { resources: model.resources, publicUrl: config.publicUrl, version: CURRENT_VERSION })
   for (const resource of model.resources) {
     for (const schema of [...deriveSchemas(resource), ...deriveNestedSchemas(model, resource)]) app.addSchema(schema)
@@ -93,8 +106,9 @@ export async function buildApp ({ config, definitions, store: givenStore, logStr
   await app.register(adminRoutes, { prefix: `/v${CURRENT_VERSION}`, knownScopes: Object.keys(scopesOf(model.resources)) })
   await app.register(tokenRoute, { prefix: `/v${CURRENT_VERSION}/auth`, ttlSeconds: parseDuration(config.tokenTtl)! })
   const cursors = cursorCodec(await store.secret('cursor-signing'))
+  const epochs = new Map(model.resources.map(resource => [resource.collection, schemaEpoch(representationSchema(resource))]))
   for (const resource of model.resources) {
-    await app.register(resourceRoutes, { prefix: resourcePrefix(resource), model, resource, maxLimit: config.maxPageLimit, cursors })
+    await app.register(resourceRoutes, { prefix: resourcePrefix(resource), model, resource, maxLimit: config.maxPageLimit, cursors, epochs })
   }
   methods.registerFallbacks(app)
   return app

@@ -42,6 +42,7 @@ export const Settings = Type.Object({
   JWT_AUDIENCE: Type.String({ default: '', description: 'Required `aud` of every token (and the `aud` of tokens the service signs); empty: not checked.' }),
   TOKEN_TTL: Type.String({ default: '1h', pattern: '^[1-9][0-9]*[smhd]?$', description: 'Lifetime of tokens from /v1/auth/token: seconds, or with a unit (30m, 1h, 7d).' }),
   AUTHZ_DENIED_STATUS: Type.Union([Type.Literal('401'), Type.Literal('403')], { default: '401', description: 'Status for a valid credential without the needed scope.' }),
+  CORS_ORIGINS: Type.String({ default: '', pattern: '^(|\\*|https?://[^,\\s]+(,https?://[^,\\s]+)*)$', description: 'Comma-separated origins browsers may call from (e.g. https://app.example.com), or `*`; empty: no CORS.' }),
   PUBLIC_URL: Type.String({ default: '', description: 'Base URL clients use (e.g. https://api.example.com); the OpenAPI `servers` entry. Empty: relative.' })
 })
 

@@ -38,6 +38,7 @@ export const UnknownVersion = define('RSY_ERR_VERSION_UNKNOWN', 404, 'unknown-ve
 export const RouteNotFound = define('RSY_ERR_ROUTE_NOT_FOUND', 404, 'not-found', 'Not Found', '%s')
 export const MethodNotAllowed = define('RSY_ERR_METHOD_NOT_ALLOWED', 405, 'method-not-allowed', 'Method Not Allowed', '%s')
 export const BodyTooLarge = define('RSY_ERR_BODY_TOO_LARGE', 413, 'body-too-large', 'Content Too Large', '%s')
+export const NotAcceptable = define('RSY_ERR_MEDIA_TYPE_NOT_ACCEPTABLE', 406, 'not-acceptable', 'Not Acceptable', '%s')
 export const UnsupportedMediaType = define('RSY_ERR_MEDIA_TYPE_UNSUPPORTED', 415, 'unsupported-media-type', 'Unsupported Media Type', '%s')
 
 // Resources
@@ -54,6 +55,12 @@ export const OAuthInvalidClient = define('RSY_ERR_OAUTH_INVALID_CLIENT', 401, 'o
 export const OAuthInvalidRequest = define('RSY_ERR_OAUTH_INVALID_REQUEST', 400, 'oauth-invalid-request', 'Invalid token request', '%s')
 export const OAuthInvalidScope = define('RSY_ERR_OAUTH_INVALID_SCOPE', 400, 'oauth-invalid-scope', 'Invalid scope', '%s')
 export const OAuthUnsupportedGrant = define('RSY_ERR_OAUTH_UNSUPPORTED_GRANT', 400, 'oauth-unsupported-grant-type', 'Unsupported grant type', '%s')
+
+// Concurrency and idempotency
+export const PreconditionFailed = define('RSY_ERR_PRECONDITION_FAILED', 412, 'precondition-failed', 'Precondition Failed', '%s')
+export const PreconditionRequired = define('RSY_ERR_PRECONDITION_REQUIRED', 428, 'precondition-required', 'Precondition Required', '%s')
+export const IdempotencyKeyReused = define('RSY_ERR_IDEMPOTENCY_KEY_REUSED', 422, 'idempotency-key-reused', 'Idempotency key reused with another request', '%s')
+export const IdempotencyInProgress = define('RSY_ERR_IDEMPOTENCY_IN_PROGRESS', 409, 'idempotency-in-progress', 'The first request with this idempotency key is still running', '%s')
 
 // Service
 export const StoreUnavailable = define('RSY_ERR_STORE_UNAVAILABLE', 503, 'unavailable', 'Service Unavailable', '%s')

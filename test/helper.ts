@@ -123,3 +123,11 @@ export async function createProject (app: FastifyInstance, fields: Json = {}): P
   if (response.statusCode !== 201) throw new Error(`could not create project: ${response.body}`)
   return body(response)
 }
+
+/** Listens on a free loopback port and answers the base URL. */
+export async function listen (app: FastifyInstance): Promise<string> {
+  await app.listen({ host: '127.0.0.1', port: 0 })
+  const address = app.server.address()
+  if (address === null || typeof address === 'string') throw new Error('the server has no TCP address')
+  return `http://127.0.0.1:${address.port}`
+}

@@ -61,6 +61,8 @@ export function where (field: string, op: FilterOperator, value: unknown): Condi
 }
 
 export interface Deprecation {
+  /** RFC 3339 date-time or date from which the resource is deprecated (`Deprecation`). */
+  readonly since?: string
   /** RFC 3339 date-time or date after which the resource may disappear (`Sunset`). */
   readonly sunset?: string
   /** A page explaining the deprecation (`Link: <…>; rel="deprecation"`). */
@@ -88,6 +90,8 @@ export interface ResourceOptions<P extends NamedProperties = NamedProperties> {
   /** Seconds a client may reuse a read without revalidating (default: revalidate every time). */
   readonly cache?: { readonly maxAge: number }
   readonly deprecated?: boolean | Deprecation
+  /** Refuse PUT / PATCH / DELETE without If-Match (428), so no client can overwrite unseen changes. */
+  readonly requireIfMatch?: boolean
   /** A valid create body, used as the example in the OpenAPI document. */
   readonly example?: Partial<Static<TObject<P>>>
 }
@@ -152,6 +156,11 @@ export function defineResource<P extends NamedProperties> (options: ResourceOpti
   if (options.owner !== undefined) {
     if (!IDENTIFIER.test(options.owner)) fail(collection, `owner field "${options.owner}" must be camelCase`)
     if (options.owner in properties) fail(collection, `owner field "${options.owner}" is read-only and must not be among the writable fields`)
+  }
+  const deprecation = typeof options.deprecated === 'object' ? options.deprecated : undefined
+  for (const key of ['since', 'sunset'] as const) {
+    const value = deprecation?.[key]
+    if (value !== undefined && Number.isNaN(Date.parse(value))) fail(collection, `deprecated.${key} must be an RFC 3339 date`)
   }
   if (options.cache !== undefined && !(Number.isInteger(options.cache.maxAge) && options.cache.maxAge >= 0)) {
     fail(collection, 'cache.maxAge must be a whole number of seconds')

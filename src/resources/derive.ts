@@ -65,7 +65,7 @@ export function readOnlyNames (resource: Resource): string[] {
   return ['id', 'links', 'createdAt', 'updatedAt', ...(resource.owner === undefined ? [] : [resource.owner])]
 }
 
-function representationSchema (resource: Resource): TObject {
+export function representationSchema (resource: Resource): TObject {
   const properties: TProperties = { id: { ...Id, readOnly: true } }
   for (const field of resource.fields.values()) {
     if (field.writeOnly) continue

@@ -4,16 +4,16 @@
  * has-many relation. They speak only to the Store and know no resource.
  */
 import type { FastifyReply, FastifyRequest, RouteHandlerMethod } from 'fastify'
-import { ADMIN_SCOPE } from '../auth/authenticate.js'
-import { invalid, ResourceNotFound } from '../errors.js'
-import type { Condition } from './define.js'
-import type { CursorCodec } from './cursor.js'
-import { cursorLinks, itemPath, pageLinks, represent } from './links.js'
-import type { ChildLink, Model, Resource } from './model.js'
-import { parseListQuery, positionOf, type ListRequest } from './query.js'
-import { instanceOf } from '../http/instance.js'
-import { patchedValues, readOnlyChanges, writableValues } from './writes.js'
+import { invalid } from '../errors.js'
+import { formatEntityTag, httpDate, notModified, recordTag } from '../http/conditional.js'
 import type { StoredRecord } from '../store/store.js'
+import type { CursorCodec } from './cursor.js'
+import { itemPath, represent } from './links.js'
+import { sendList } from './list-handler.js'
+import type { ChildLink, Model, Resource } from './model.js'
+import { conditionally, load, prefersMinimal, type WriteTarget } from './preconditions.js'
+import { stamped, visibility } from './visibility.js'
+import { patchedValues, readOnlyChanges, writableValues } from './writes.js'
 
 type Body = Record<string, unknown>
 type IdParams = { id: number }
@@ -29,89 +29,61 @@ export interface ResourceHandlers {
   createChild (link: ChildLink): RouteHandlerMethod
 }
 
-/**
- * Conditions that limit what this caller may see and change: on an owned
- * resource, only their own records, unless they hold admin. Others' records
- * then behave as if they did not exist (404, absent from lists and totals).
- */
-function visibility (request: FastifyRequest, resource: Resource): Condition[] {
-  const principal = request.principal
-  if (resource.owner === undefined || principal === null || principal.scopes.has(ADMIN_SCOPE)) return []
-  return [{ field: resource.owner, op: 'eq', value: principal.subject }]
+export interface HandlerOptions {
+  readonly cursors: CursorCodec
+  /** Schema digest per collection, the first part of its records' ETags. */
+  readonly epochs: ReadonlyMap<string, string>
 }
 
-/** Create stamps the caller's subject into the owner field. */
-function stamped (request: FastifyRequest, resource: Resource, values: Body): Body {
-  if (resource.owner === undefined || request.principal === null) return values
-  return { ...values, [resource.owner]: request.principal.subject }
-}
+export function resourceHandlers (model: Model, resource: Resource, { cursors, epochs }: HandlerOptions): ResourceHandlers {
+  const epochOf = (target: Resource): string => epochs.get(target.collection)!
+  const epoch = epochOf(resource)
 
-function notFound (resource: Resource, id: number): Error {
-  return new ResourceNotFound(`no ${resource.singular} with id ${id}`)
-}
-
-/** A sparse fieldset keeps id and links, and only the named fields. */
-function pick (body: Record<string, unknown>, fields: readonly string[] | undefined): Record<string, unknown> {
-  if (fields === undefined) return body
-  const picked: Record<string, unknown> = { id: body.id, links: body.links }
-  for (const name of fields) if (body[name] !== undefined) picked[name] = body[name]
-  return picked
-}
-
-function searchOf (url: string): string {
-  const query = url.indexOf('?')
-  return query === -1 ? '' : url.slice(query + 1)
-}
-
-export function resourceHandlers (model: Model, resource: Resource, cursors: CursorCodec): ResourceHandlers {
-  async function load (request: FastifyRequest, target: Resource, id: number): Promise<StoredRecord> {
-    const record = await request.server.store.get(target, id, { where: visibility(request, target) })
-    if (record === undefined) throw notFound(target, id)
-    return record
+  /** ETag and Last-Modified of a record: what conditional requests compare with. */
+  function validators (reply: FastifyReply, target: Resource, record: StoredRecord): FastifyReply {
+    return reply.header('etag', formatEntityTag(recordTag(epochOf(target), record.id, record.version)))
+      .header('last-modified', httpDate(record.updatedAt))
   }
 
-  async function sendList (request: FastifyRequest, reply: FastifyReply, target: Resource, scope: Condition[]): Promise<unknown> {
-    const list: ListRequest = parseListQuery(target, request.query as Record<string, unknown>, { now: new Date(), cursors })
-    const where = [...scope, ...visibility(request, target), ...list.store.where]
-    const { store } = request.server
-    const path = instanceOf(request.url).replace(/\/+$/, '')
-    const search = searchOf(request.url)
-    let records: StoredRecord[]
-    if (list.mode === 'page') {
-      const [page, total] = await Promise.all([store.list(target, { ...list.store, where }), store.count(target, where)])
-      records = page
-      reply.header('x-total-count', total).header('link', pageLinks(path, search, list.page, list.limit, total))
-    } else {
-      const window = await store.list(target, { ...list.store, where })
-      records = window.slice(0, list.limit)
-      const last = records.at(-1)
-      const next = window.length > list.limit && last !== undefined
-        ? cursors.encode({ sort: list.sort, values: positionOf(last, list.store.orderBy) })
-        : undefined
-      reply.header('link', cursorLinks(path, search, next))
-    }
-    return await reply.send(records.map(record => pick(represent(target, record), list.fields)))
+  /** 200 with the representation, or 204 (201 for creates) when the client prefers it minimal. */
+  async function sendWritten (request: FastifyRequest, reply: FastifyReply, target: Resource, record: StoredRecord): Promise<unknown> {
+    validators(reply, target, record)
+    if (!prefersMinimal(request)) return await reply.send(represent(target, record))
+    reply.header('preference-applied', 'return=minimal')
+    return await (reply.statusCode === 201 ? reply : reply.code(204)).send()
   }
 
   async function insert (request: FastifyRequest, reply: FastifyReply, target: Resource, values: Body): Promise<unknown> {
     const record = await request.server.store.insert(target, stamped(request, target, values))
-    return await reply.code(201).header('location', itemPath(target.collection, record.id)).send(represent(target, record))
+    reply.code(201).header('location', itemPath(target.collection, record.id))
+    return await sendWritten(request, reply, target, record)
   }
 
-  async function save (request: FastifyRequest, reply: FastifyReply, id: number, values: Body): Promise<unknown> {
-    const record = await request.server.store.update(resource, id, values, { where: visibility(request, resource) })
-    if (record === undefined) throw notFound(resource, id)
-    return await reply.send(represent(resource, record))
+  const targetOf = (request: FastifyRequest): WriteTarget => ({ request, resource, id: (request.params as IdParams).id, epoch })
+
+  /** Stores `values(current)` on the version read, under the request's preconditions. */
+  async function save (request: FastifyRequest, reply: FastifyReply, values: (current: StoredRecord) => Body): Promise<unknown> {
+    const target = targetOf(request)
+    const record = await conditionally(target, async current => {
+      const changed = readOnlyChanges(resource, request.body as Body, current)
+      if (changed.length > 0) throw invalid(changed)
+      return await request.server.store.update(resource, target.id, values(current), {
+        where: [...visibility(request, resource), { field: 'version', op: 'eq', value: current.version }]
+      })
+    })
+    return await sendWritten(request, reply, resource, record)
   }
 
   return {
     async list (request, reply) {
-      return await sendList(request, reply, resource, [])
+      return await sendList(request, reply, resource, [], cursors)
     },
 
     async get (request, reply) {
-      const { id } = request.params as IdParams
-      return await reply.send(represent(resource, await load(request, resource, id)))
+      const record = await load({ request, resource, id: (request.params as IdParams).id })
+      validators(reply, resource, record)
+      if (notModified(request.headers, recordTag(epoch, record.id, record.version), record.updatedAt)) return await reply.code(304).send()
+      return await reply.send(represent(resource, record))
     },
 
     async create (request, reply) {
@@ -119,27 +91,21 @@ export function resourceHandlers (model: Model, resource: Resource, cursors: Cur
     },
 
     async replace (request, reply) {
-      const { id } = request.params as IdParams
-      const body = request.body as Body
-      const current = await load(request, resource, id)
-      const changed = readOnlyChanges(resource, body, current)
-      if (changed.length > 0) throw invalid(changed)
-      return await save(request, reply, id, writableValues(resource, body))
+      return await save(request, reply, () => writableValues(resource, request.body as Body))
     },
 
     async update (request, reply) {
-      const { id } = request.params as IdParams
-      const patch = request.body as Body
-      const current = await load(request, resource, id)
-      const changed = readOnlyChanges(resource, patch, current)
-      if (changed.length > 0) throw invalid(changed)
-      return await save(request, reply, id, patchedValues(resource, current, patch))
+      return await save(request, reply, current => patchedValues(resource, current, request.body as Body))
     },
 
     async remove (request, reply) {
-      const { id } = request.params as IdParams
-      const removed = await request.server.store.remove(resource, id, { where: visibility(request, resource) })
-      if (!removed) throw notFound(resource, id)
+      const target = targetOf(request)
+      await conditionally(target, async current => {
+        const removed = await request.server.store.remove(resource, target.id, {
+          where: [...visibility(request, resource), { field: 'version', op: 'eq', value: current.version }]
+        })
+        return removed ? true : undefined
+      })
       return await reply.code(204).send()
     },
 
@@ -147,8 +113,8 @@ export function resourceHandlers (model: Model, resource: Resource, cursors: Cur
       const child = model.get(link.child)
       return async function listRelated (request, reply) {
         const { id } = request.params as IdParams
-        await load(request, resource, id)
-        return await sendList(request, reply, child, [{ field: link.foreignKey, op: 'eq', value: id }])
+        await load({ request, resource, id })
+        return await sendList(request, reply, child, [{ field: link.foreignKey, op: 'eq', value: id }], cursors)
       }
     },
 
@@ -156,7 +122,7 @@ export function resourceHandlers (model: Model, resource: Resource, cursors: Cur
       const child = model.get(link.child)
       return async function createRelated (request, reply) {
         const { id } = request.params as IdParams
-        await load(request, resource, id)
+        await load({ request, resource, id })
         return await insert(request, reply, child, { ...writableValues(child, request.body as Body), [link.foreignKey]: id })
       }
     }

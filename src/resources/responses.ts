@@ -11,9 +11,13 @@ const WHEN: Record<number, string> = {
   401: 'No credential, an invalid one, or one without the needed scope (`WWW-Authenticate` says which).',
   403: 'A valid credential without the needed scope, when AUTHZ_DENIED_STATUS=403.',
   404: 'No such resource, or not visible to the caller.',
-  409: 'A unique field is already taken, or the resource is still referenced.',
+  406: 'The Accept header allows no media type the service produces (it produces application/json).',
+  409: 'A unique field is already taken, the resource is still referenced, or a request with the same Idempotency-Key is still running.',
+  412: 'If-Match names no current ETag: the resource changed since it was read. Nothing was changed.',
   413: 'The body is larger than the configured limit.',
   415: 'The body is not JSON (`Accept-Post` / `Accept-Patch` say what is accepted).',
+  422: 'The Idempotency-Key was already used with a different request.',
+  428: 'This resource requires If-Match on writes.',
   500: 'Unexpected error; the log has details under the request id.',
   503: 'The database is unreachable.'
 }
@@ -30,6 +34,35 @@ export function problemResponses (statuses: readonly number[]): Record<number, u
   }
   return responses
 }
+
+const header = (type: 'string' | 'integer', description: string) => ({ type, description })
+
+export const LOCATION = { Location: header('string', 'Path of the created resource.') }
+const ETAG = { ETag: header('string', 'Strong entity tag of the record; send it in If-Match to change it safely, or If-None-Match to revalidate.') }
+const LAST_MODIFIED = { 'Last-Modified': header('string', 'When the record last changed (HTTP date).') }
+const CACHE_CONTROL = { 'Cache-Control': header('string', '`private, no-cache` unless the resource declares a max-age.') }
+export const READ_HEADERS = { ...ETAG, ...LAST_MODIFIED, ...CACHE_CONTROL }
+export const WRITE_HEADERS = { ...ETAG, ...LAST_MODIFIED }
+export const LIST_HEADERS = {
+  'X-Total-Count': header('integer', 'Matching items in all pages (page-based requests only).'),
+  Link: header('string', 'RFC 8288 links to the first, prev, next and last pages, as they apply; with `cursor`, first and next.'),
+  ETag: header('string', 'Weak entity tag of this page, for If-None-Match.'),
+  ...CACHE_CONTROL
+}
+
+/** Request headers, as documented parameters (names are case-insensitive). */
+export const CONDITIONAL_READ = Type.Object({
+  'If-None-Match': Type.Optional(Type.String({ description: 'ETags the client holds: 304 when one is current.' })),
+  'If-Modified-Since': Type.Optional(Type.String({ description: 'HTTP date: 304 when not modified since (ignored with If-None-Match).' }))
+})
+export const CONDITIONAL_WRITE = Type.Object({
+  'If-Match': Type.Optional(Type.String({ description: 'ETags (or `*`) the change is based on: 412 when none is current. Required (428) where the resource says so.' })),
+  Prefer: Type.Optional(Type.String({ description: '`return=minimal`: answer 204 without a body.' }))
+})
+export const CREATE_HEADERS = Type.Object({
+  'Idempotency-Key': Type.Optional(Type.String({ minLength: 1, maxLength: 255, description: 'A retry with the same key and body within 24 h gets the first response again (`Idempotent-Replayed: true`) and creates nothing. Keys are per credential.' })),
+  Prefer: Type.Optional(Type.String({ description: '`return=minimal`: answer 201 with Location and no body.' }))
+})
 
 export function jsonResponse (description: string, schema: TSchema, headers?: Record<string, unknown>): unknown {
   return { description, ...(headers === undefined ? {} : { headers }), content: { 'application/json': { schema } } }

@@ -7,30 +7,31 @@ import { Type } from '@sinclair/typebox'
 import type { FastifyInstance, RouteOptions } from 'fastify'
 import { securityFor } from '../auth/openapi-security.js'
 import { JSON_MEDIA_TYPE, MERGE_PATCH_MEDIA_TYPE } from '../http/json-body.js'
+import type { CursorCodec } from './cursor.js'
+import { deprecationHeaders } from './deprecation.js'
 import { Id, nestedCreateId, readOnlyNames, schemaIds } from './derive.js'
 import { resourceHandlers } from './handlers.js'
 import { collectionPath } from './links.js'
 import type { Model, Resource } from './model.js'
-import type { CursorCodec } from './cursor.js'
 import { listQuerySchema } from './query-schema.js'
-import { jsonResponse, problemResponses } from './responses.js'
+import { CONDITIONAL_READ, CONDITIONAL_WRITE, CREATE_HEADERS, LIST_HEADERS, LOCATION, READ_HEADERS, WRITE_HEADERS, jsonResponse, problemResponses } from './responses.js'
 
 export interface ResourceRoutesOptions {
   readonly model: Model
   readonly resource: Resource
   readonly maxLimit: number
   readonly cursors: CursorCodec
+  readonly epochs: ReadonlyMap<string, string>
 }
 
 const IdParams = Type.Object({ id: Id }, { additionalProperties: false })
-const LOCATION = { Location: { type: 'string', description: 'Path of the created resource.' } }
-const LIST_HEADERS = {
-  'X-Total-Count': { type: 'integer', description: 'Matching items in all pages (page-based requests only).' },
-  Link: { type: 'string', description: 'RFC 8288 links to the first, prev, next and last pages, as they apply; with `cursor`, first and next.' }
-}
+const NOT_MODIFIED = { 304: { description: 'Not modified: the copy the client holds is current (no body).', type: 'null' } }
+const MINIMAL = { 204: { description: 'Stored; no body because the request had `Prefer: return=minimal`.', type: 'null' } }
 
-export async function resourceRoutes (app: FastifyInstance, { model, resource, maxLimit, cursors }: ResourceRoutesOptions): Promise<void> {
-  const handlers = resourceHandlers(model, resource, cursors)
+type RouteSpec = Omit<RouteOptions, 'schema'> & { schema: Record<string, unknown> }
+
+export async function resourceRoutes (app: FastifyInstance, { model, resource, maxLimit, cursors, epochs }: ResourceRoutesOptions): Promise<void> {
+  const handlers = resourceHandlers(model, resource, { cursors, epochs })
   const ids = schemaIds(resource)
   const one = Type.Ref(ids.representation)
   const many = Type.Array(Type.Ref(ids.sparse))
@@ -38,23 +39,34 @@ export async function resourceRoutes (app: FastifyInstance, { model, resource, m
   const deprecated = resource.definition.deprecated !== undefined && resource.definition.deprecated !== false
   const readOnly = readOnlyNames(resource)
   const tags = [resource.collection]
+  const maxAge = resource.definition.cache?.maxAge
+  const readCache = maxAge === undefined ? 'private, no-cache' : `private, max-age=${maxAge}`
+
+  const headers = deprecationHeaders(resource.definition.deprecated)
+  if (headers !== undefined) {
+    app.addHook('onSend', async function announceDeprecation (_request, reply) {
+      for (const [header, value] of Object.entries(headers)) reply.header(header, value)
+    })
+  }
 
   /** Every route needs `{collection}:read` for GET and `{collection}:write` otherwise. */
-  const route = (target: Resource, options: Omit<RouteOptions, 'schema'> & { schema: Record<string, unknown> }): void => {
-    const scope = `${target.collection}:${options.method === 'GET' ? 'read' : 'write'}`
-    const errors = problemResponses([401, 403])
+  const route = (target: Resource, options: RouteSpec): void => {
+    const reading = options.method === 'GET'
+    const scope = `${target.collection}:${reading ? 'read' : 'write'}`
     app.route({
       ...options,
-      config: { ...options.config, scope },
+      config: { ...options.config, scope, ...(reading ? { cacheControl: readCache } : {}) },
       schema: {
         tags,
         ...(deprecated ? { deprecated: true } : {}),
         security: securityFor(scope),
         ...options.schema,
-        response: { ...(options.schema.response as Record<string, unknown>), ...errors }
+        response: { ...(options.schema.response as Record<string, unknown>), ...problemResponses([401, 403, 406]) }
       }
     })
   }
+  // A record's strong ETag must not outlive a change of content-coding, so single records are sent uncompressed.
+  const single = { compress: false as const }
 
   route(resource, {
     method: 'GET',
@@ -64,56 +76,62 @@ export async function resourceRoutes (app: FastifyInstance, { model, resource, m
       operationId: `list${resource.pluralTypeName}`,
       summary: `List ${resource.collection}`,
       querystring: listQuerySchema(resource, maxLimit),
-      response: { 200: jsonResponse(`A page of ${resource.collection}.`, many, LIST_HEADERS), ...problemResponses([400]) }
+      headers: CONDITIONAL_READ,
+      response: { 200: jsonResponse(`A page of ${resource.collection}.`, many, LIST_HEADERS), ...NOT_MODIFIED, ...problemResponses([400]) }
     }
   })
   route(resource, {
     method: 'POST',
     url: '/',
     handler: handlers.create,
-    config: { readOnly, accepts: [JSON_MEDIA_TYPE] },
+    config: { ...single, readOnly, accepts: [JSON_MEDIA_TYPE], idempotent: true },
     schema: {
       operationId: `create${resource.typeName}`,
       summary: `Create a ${name}`,
+      headers: CREATE_HEADERS,
       body: Type.Ref(ids.create),
-      response: { 201: jsonResponse(`The created ${name}.`, one, LOCATION), ...problemResponses([400, 409, 413, 415]) }
+      response: { 201: jsonResponse(`The created ${name} (no body with \`Prefer: return=minimal\`).`, one, { ...LOCATION, ...WRITE_HEADERS }), ...problemResponses([400, 409, 413, 415, 422]) }
     }
   })
   route(resource, {
     method: 'GET',
     url: '/:id',
     handler: handlers.get,
+    config: single,
     schema: {
       operationId: `get${resource.typeName}`,
       summary: `Get a ${name}`,
       params: IdParams,
-      response: { 200: jsonResponse(`The ${name}.`, one), ...problemResponses([400, 404]) }
+      headers: CONDITIONAL_READ,
+      response: { 200: jsonResponse(`The ${name}.`, one, READ_HEADERS), ...NOT_MODIFIED, ...problemResponses([400, 404]) }
     }
   })
   route(resource, {
     method: 'PUT',
     url: '/:id',
     handler: handlers.replace,
-    config: { readOnly, accepts: [JSON_MEDIA_TYPE] },
+    config: { ...single, readOnly, accepts: [JSON_MEDIA_TYPE] },
     schema: {
       operationId: `replace${resource.typeName}`,
       summary: `Replace a ${name}`,
       params: IdParams,
+      headers: CONDITIONAL_WRITE,
       body: Type.Ref(ids.replace),
-      response: { 200: jsonResponse(`The ${name} as stored.`, one), ...problemResponses([400, 404, 409, 413, 415]) }
+      response: { 200: jsonResponse(`The ${name} as stored.`, one, WRITE_HEADERS), ...MINIMAL, ...problemResponses([400, 404, 409, 412, 413, 415, 428]) }
     }
   })
   route(resource, {
     method: 'PATCH',
     url: '/:id',
     handler: handlers.update,
-    config: { readOnly, accepts: [MERGE_PATCH_MEDIA_TYPE, JSON_MEDIA_TYPE] },
+    config: { ...single, readOnly, accepts: [MERGE_PATCH_MEDIA_TYPE, JSON_MEDIA_TYPE] },
     schema: {
       operationId: `update${resource.typeName}`,
       summary: `Update a ${name} (JSON Merge Patch)`,
       params: IdParams,
+      headers: CONDITIONAL_WRITE,
       body: { content: { [MERGE_PATCH_MEDIA_TYPE]: { schema: Type.Ref(ids.patch) }, [JSON_MEDIA_TYPE]: { schema: Type.Ref(ids.patch) } } },
-      response: { 200: jsonResponse(`The ${name} as stored.`, one), ...problemResponses([400, 404, 409, 413, 415]) }
+      response: { 200: jsonResponse(`The ${name} as stored.`, one, WRITE_HEADERS), ...MINIMAL, ...problemResponses([400, 404, 409, 412, 413, 415, 428]) }
     }
   })
   route(resource, {
@@ -124,14 +142,14 @@ export async function resourceRoutes (app: FastifyInstance, { model, resource, m
       operationId: `delete${resource.typeName}`,
       summary: `Delete a ${name}`,
       params: IdParams,
-      response: { 204: { description: 'Deleted.', type: 'null' }, ...problemResponses([400, 404, 409]) }
+      headers: CONDITIONAL_WRITE,
+      response: { 204: { description: 'Deleted.', type: 'null' }, ...problemResponses([400, 404, 409, 412, 428]) }
     }
   })
 
   for (const link of resource.children) {
     const child = model.get(link.child)
     const childIds = schemaIds(child)
-    const childOne = Type.Ref(childIds.representation)
     const relation = `${resource.typeName}${child.pluralTypeName}`
     route(child, {
       method: 'GET',
@@ -142,20 +160,22 @@ export async function resourceRoutes (app: FastifyInstance, { model, resource, m
         summary: `List the ${link.name} of a ${name}`,
         params: IdParams,
         querystring: listQuerySchema(child, maxLimit),
-        response: { 200: jsonResponse(`A page of the ${name}'s ${link.name}.`, Type.Array(Type.Ref(childIds.sparse)), LIST_HEADERS), ...problemResponses([400, 404]) }
+        headers: CONDITIONAL_READ,
+        response: { 200: jsonResponse(`A page of the ${name}'s ${link.name}.`, Type.Array(Type.Ref(childIds.sparse)), LIST_HEADERS), ...NOT_MODIFIED, ...problemResponses([400, 404]) }
       }
     })
     route(child, {
       method: 'POST',
       url: `/:id/${link.name}`,
       handler: handlers.createChild(link),
-      config: { readOnly: readOnlyNames(child), accepts: [JSON_MEDIA_TYPE] },
+      config: { ...single, readOnly: readOnlyNames(child), accepts: [JSON_MEDIA_TYPE], idempotent: true },
       schema: {
         operationId: `create${resource.typeName}${child.typeName}`,
         summary: `Create a ${child.singular} in a ${name}`,
         params: IdParams,
+        headers: CREATE_HEADERS,
         body: Type.Ref(nestedCreateId(child, model.get(resource.collection))),
-        response: { 201: jsonResponse(`The created ${child.singular}.`, childOne, LOCATION), ...problemResponses([400, 404, 409, 413, 415]) }
+        response: { 201: jsonResponse(`The created ${child.singular}.`, Type.Ref(childIds.representation), { ...LOCATION, ...WRITE_HEADERS }), ...problemResponses([400, 404, 409, 413, 415, 422]) }
       }
     })
   }

@@ -10,6 +10,7 @@ import type { Condition } from '../resources/define.js'
 import type { Model, Resource } from '../resources/model.js'
 import { createCredentialTables, credentialStore } from './credentials.js'
 import type { Database, Dialect } from './dialect.js'
+import { createIdempotencyTable, idempotencyStore } from './idempotency.js'
 import { MigrationRefused, type ListQuery, type MigrationReport, type SortKey, type Store, type StoredRecord, type WriteOptions } from './store.js'
 import { MIGRATIONS_TABLE, SECRETS_TABLE, planMigration, tableSpec, type ColumnKind, type ColumnSpec, type ExistingColumn, type TableSpec } from './tables.js'
 
@@ -169,6 +170,7 @@ export function createSqlStore (dialect: Dialect, model: Model): Store {
   return {
     dialect: dialect.name,
     credentials: credentialStore(db),
+    idempotency: idempotencyStore(db),
 
     async migrate (): Promise<MigrationReport> {
       const plan = planMigration([...specs.values()], await existingColumns(), dialect.sameType)
@@ -184,6 +186,7 @@ export function createSqlStore (dialect: Dialect, model: Model): Store {
           .addColumn('value', 'text', column => column.notNull())
           .execute()
         await createCredentialTables(trx, dialect)
+        await createIdempotencyTable(trx, dialect)
         const applied: string[] = []
         for (const spec of plan.createTables) applied.push(await createTable(trx, spec))
         for (const { table, column } of plan.addColumns) {

@@ -5,6 +5,7 @@
  */
 import type { Condition } from '../resources/define.js'
 import type { CredentialStore } from './credentials.js'
+import type { IdempotencyStore } from './idempotency.js'
 import type { Resource } from '../resources/model.js'
 
 /** Columns every table has besides the declared fields. */
@@ -54,6 +55,8 @@ export interface Store {
   readonly dialect: 'sqlite' | 'postgres'
   /** API keys and OAuth clients. */
   readonly credentials: CredentialStore
+  /** Responses remembered under Idempotency-Key. */
+  readonly idempotency: IdempotencyStore
   /** Creates or additively extends every table; throws MigrationRefused for destructive changes. */
   migrate (): Promise<MigrationReport>
   /** Resolves when the database answers; rejects when it is unreachable. */

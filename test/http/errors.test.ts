@@ -4,7 +4,7 @@ import { resources } from '../../schemas/index.js'
 import { buildModel } from '../../src/resources/model.js'
 import { openStore } from '../../src/store/open.js'
 import type { Store } from '../../src/store/store.js'
-import { assertProblem, body, buildTestApp, createProject, logCollector, testDatabaseFile } from '../helper.js'
+import { assertProblem, body, buildTestApp, createProject, listen, logCollector, testDatabaseFile } from '../helper.js'
 
 t.test('unknown paths are 404 problems', async t => {
   const app = await buildTestApp(t)
@@ -132,11 +132,9 @@ t.test('X-Request-Id is echoed when sane, generated otherwise; Authorization is 
 
 t.test('errors of the HTTP parser are problem+json too (raw socket)', async t => {
   const app = await buildTestApp(t)
-  await app.listen({ host: '127.0.0.1', port: 0 })
-  const address = app.server.address()
-  if (address === null || typeof address === 'string') throw new Error('no port')
+  const port = Number(new URL(await listen(app)).port)
   const raw = async (request: string): Promise<string> => await new Promise((resolve, reject) => {
-    const socket = connect(address.port, '127.0.0.1')
+    const socket = connect(port, '127.0.0.1')
     let data = ''
     socket.on('data', chunk => { data += chunk.toString() })
     socket.on('end', () => resolve(data))

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { ADMIN, assertProblem, body, buildTestApp, createProject, pointers, post } from '../helper.js'
+import { ADMIN, assertProblem, body, listen, buildTestApp, createProject, pointers, post } from '../helper.js'
 
 const RFC3339_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
 
@@ -161,10 +161,7 @@ t.test('the notes resource has a read-only owner a client cannot set, stamped on
 
 t.test('through a real listening server', async t => {
   const app = await buildTestApp(t)
-  await app.listen({ host: '127.0.0.1', port: 0 })
-  const address = app.server.address()
-  if (address === null || typeof address === 'string') throw new Error('no port')
-  const base = `http://127.0.0.1:${address.port}`
+  const base = await listen(app)
   const authorization = ADMIN
 
   const created = await fetch(`${base}/v1/projects`, { method: 'POST', headers: { authorization, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'Live' }) })

@@ -1,0 +1,67 @@
+/**
+ * Entity tags and conditional requests (RFC 9110 §8.8, §13). A stored
+ * record's ETag is strong and derived from its id and version (so it changes
+ * with every write and is the same for the same state), prefixed with a
+ * digest of the resource's representation schema so a deploy that changes the
+ * representation never revalidates an old copy.
+ */
+import { createHash } from 'node:crypto'
+import type { IncomingHttpHeaders } from 'node:http'
+
+export interface EntityTag {
+  readonly weak: boolean
+  readonly opaque: string
+}
+
+/** `"a", W/"b"` → tags; `*` → '*'; malformed members are ignored (they can match nothing). */
+export function parseEntityTags (header: string | undefined): EntityTag[] | '*' | undefined {
+  if (header === undefined) return undefined
+  if (header.trim() === '*') return '*'
+  const tags: EntityTag[] = []
+  for (const match of header.matchAll(/(W\/)?"([^"]*)"/g)) tags.push({ weak: match[1] !== undefined, opaque: match[2]! })
+  return tags
+}
+
+export const formatEntityTag = (tag: EntityTag): string => `${tag.weak ? 'W/' : ''}"${tag.opaque}"`
+
+/** A short digest that changes whenever the given schema does. */
+export function schemaEpoch (schema: unknown): string {
+  return createHash('sha256').update(JSON.stringify(schema)).digest('base64url').slice(0, 8)
+}
+
+export function recordTag (epoch: string, id: number, version: number): EntityTag {
+  return { weak: false, opaque: `${epoch}.${id}.${version}` }
+}
+
+/** The versions of this record that an If-Match list names, by strong comparison. */
+export function versionsNamed (tags: readonly EntityTag[], epoch: string, id: number): number[] {
+  const prefix = `${epoch}.${id}.`
+  return tags.filter(tag => !tag.weak && tag.opaque.startsWith(prefix))
+    .map(tag => Number(tag.opaque.slice(prefix.length)))
+    .filter(version => Number.isSafeInteger(version) && version > 0)
+}
+
+/** If-None-Match uses weak comparison: the opaque parts are compared, weakness ignored. */
+export function noneMatch (header: string | undefined, current: EntityTag): boolean | undefined {
+  const tags = parseEntityTags(header)
+  if (tags === undefined) return undefined
+  return tags === '*' || tags.some(tag => tag.opaque === current.opaque)
+}
+
+/** Whether a GET may answer 304: If-None-Match decides when present, else If-Modified-Since. */
+export function notModified (headers: IncomingHttpHeaders, current: EntityTag, lastModified?: string): boolean {
+  const byTag = noneMatch(headers['if-none-match'], current)
+  if (byTag !== undefined) return byTag
+  const since = headers['if-modified-since']
+  if (since === undefined || lastModified === undefined) return false
+  const sinceMs = Date.parse(since)
+  // HTTP dates have second precision; the stored time is truncated the same way.
+  return !Number.isNaN(sinceMs) && Math.floor(Date.parse(lastModified) / 1000) * 1000 <= sinceMs
+}
+
+export const httpDate = (iso: string): string => new Date(iso).toUTCString()
+
+/** A weak tag for a response body (lists): equal bodies, equal tags. */
+export function bodyTag (payload: string | Buffer): EntityTag {
+  return { weak: true, opaque: createHash('sha1').update(payload).digest('base64url') }
+}

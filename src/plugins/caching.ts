@@ -1,0 +1,49 @@
+/**
+ * Every response says whether it may be cached. Reads of protected data are
+ * `private, no-cache` (or the resource's max-age), writes and errors
+ * `no-store`; Vary names what the answer depends on. GET responses without a
+ * record ETag (lists) get a weak ETag of their body, and a matching
+ * If-None-Match turns any GET into 304.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import fp from 'fastify-plugin'
+import { bodyTag, formatEntityTag, noneMatch } from '../http/conditional.js'
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Cache-Control of successful reads on this route. */
+    cacheControl?: string
+  }
+}
+
+const VARY = ['Authorization', 'Api-Version']
+
+function addVary (reply: FastifyReply): void {
+  const current = reply.getHeader('vary')
+  const names = typeof current === 'string' ? current.split(',').map(name => name.trim()).filter(Boolean) : []
+  for (const name of VARY) if (!names.some(existing => existing.toLowerCase() === name.toLowerCase())) names.push(name)
+  reply.header('vary', names.join(', '))
+}
+
+async function caching (app: FastifyInstance): Promise<void> {
+  app.addHook('onSend', async function cacheHeaders (request: FastifyRequest, reply: FastifyReply, payload: unknown) {
+    addVary(reply)
+    const reading = request.method === 'GET' || request.method === 'HEAD'
+    const status = reply.statusCode
+    if (!reply.hasHeader('cache-control')) {
+      const policy = request.routeOptions.config?.cacheControl
+      reply.header('cache-control', reading && status < 400 && policy !== undefined ? policy : 'no-store')
+    }
+    if (!reading || status !== 200 || (typeof payload !== 'string' && !Buffer.isBuffer(payload))) return payload
+    if (request.routeOptions.config?.cacheControl === undefined) return payload
+    if (!reply.hasHeader('etag')) reply.header('etag', formatEntityTag(bodyTag(payload)))
+    const etag = String(reply.getHeader('etag'))
+    if (noneMatch(request.headers['if-none-match'], { weak: true, opaque: etag.replace(/^W\//, '').replace(/"/g, '') }) === true) {
+      reply.code(304).removeHeader('content-length')
+      return ''
+    }
+    return payload
+  })
+}
+
+export default fp(caching, { name: 'resourcery-caching' })

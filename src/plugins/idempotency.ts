@@ -1,0 +1,90 @@
+/**
+ * Idempotency-Key on POST (the IETF httpapi draft, as Stripe does it): the
+ * first request under a key runs and its response is stored durably, before
+ * it is sent, per credential; a retry with the same key and body within 24 h
+ * gets that response again with `Idempotent-Replayed: true` and creates
+ * nothing. Another body under the same key is 422; a retry while the first
+ * still runs is 409. A server-side failure (5xx) forgets the key so a retry
+ * runs again.
+ */
+import { createHash } from 'node:crypto'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import fp from 'fastify-plugin'
+import { IdempotencyInProgress, IdempotencyKeyReused, invalid } from '../errors.js'
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** POST routes that honour Idempotency-Key. */
+    idempotent?: boolean
+  }
+}
+
+const HOUR_MS = 3_600_000
+const RETENTION_MS = 24 * HOUR_MS
+/** A record left running this long belongs to a process that died mid-request. */
+const STALE_MS = 5 * 60_000
+const KEY = /^[\x21-\x7e]{1,255}$/
+/** Headers a replay must repeat for the client to see the same answer. */
+const REPLAYED_HEADERS = ['content-type', 'location', 'etag', 'last-modified', 'preference-applied']
+
+const claims = new WeakMap<FastifyRequest, { subject: string, key: string }>()
+
+/** What makes two requests "the same" under one key: method, URL and parsed body. */
+export function requestFingerprint (method: string, url: string, body: unknown): string {
+  return createHash('sha256').update(`${method} ${url}\n${JSON.stringify(body ?? null)}`).digest('base64url')
+}
+
+async function idempotency (app: FastifyInstance): Promise<void> {
+  const { idempotency: records } = app.store
+
+  app.addHook('preHandler', async function claimIdempotencyKey (request: FastifyRequest, reply: FastifyReply) {
+    const key = request.headers['idempotency-key']
+    if (request.routeOptions.config?.idempotent !== true || key === undefined) return
+    if (typeof key !== 'string' || !KEY.test(key)) {
+      throw invalid([{ in: 'header', pointer: '/Idempotency-Key', detail: 'must be 1 to 255 visible ASCII characters' }])
+    }
+    const subject = request.principal?.subject ?? ''
+    const now = new Date()
+    const print = requestFingerprint(request.method, request.url, request.body)
+    const claim = await records.claim(subject, key, print, {
+      now, expiresAt: new Date(now.getTime() + RETENTION_MS), staleBefore: new Date(now.getTime() - STALE_MS)
+    })
+    if (claim.claimed) {
+      claims.set(request, { subject, key })
+      return
+    }
+    const { existing } = claim
+    if (existing.fingerprint !== print) throw new IdempotencyKeyReused('this Idempotency-Key was used with a different request; use a new key for a new request')
+    if (existing.response === undefined) throw new IdempotencyInProgress('the first request with this Idempotency-Key is still running; retry shortly')
+    for (const [name, value] of Object.entries(existing.response.headers)) reply.header(name, value)
+    return await reply.code(existing.response.status).header('idempotent-replayed', 'true').send(existing.response.body === '' ? undefined : existing.response.body)
+  })
+
+  app.addHook('onSend', async function rememberResponse (request: FastifyRequest, reply: FastifyReply, payload: unknown) {
+    const claim = claims.get(request)
+    if (claim === undefined) return payload
+    claims.delete(request)
+    if (reply.statusCode >= 500) {
+      await records.release(claim.subject, claim.key)
+      return payload
+    }
+    const headers: Record<string, string> = {}
+    for (const name of REPLAYED_HEADERS) {
+      const value = reply.getHeader(name)
+      if (value !== undefined) headers[name] = String(value)
+    }
+    await records.complete(claim.subject, claim.key, { status: reply.statusCode, headers, body: typeof payload === 'string' ? payload : '' })
+    return payload
+  })
+
+  // Expired keys are purged hourly; the timer never keeps the process alive.
+  const purge = async (): Promise<void> => {
+    await records.purge(new Date()).catch((error: unknown) => app.log.warn({ err: error }, 'could not purge expired idempotency keys'))
+  }
+  const timer = setInterval(purge, HOUR_MS)
+  timer.unref()
+  app.addHook('onReady', purge)
+  app.addHook('onClose', async function stopPurging () { clearInterval(timer) })
+}
+
+export default fp(idempotency, { name: 'resourcery-idempotency', dependencies: ['resourcery-store'] })

@@ -1,0 +1,69 @@
+/**
+ * Optimistic concurrency for writes. A write reads the record, checks
+ * If-Match against its version, and stores only WHERE version is still the
+ * one it read, so the check and the write are one atomic step: of N
+ * concurrent writes carrying the same If-Match exactly one succeeds and the
+ * rest get 412. A write without If-Match retries on a lost race instead, so
+ * a merge patch is never applied to a stale read.
+ */
+import type { FastifyRequest } from 'fastify'
+import { PreconditionFailed, PreconditionRequired, ResourceNotFound } from '../errors.js'
+import { parseEntityTags, versionsNamed } from '../http/conditional.js'
+import type { StoredRecord } from '../store/store.js'
+import type { Resource } from './model.js'
+import { visibility } from './visibility.js'
+
+const MAX_ATTEMPTS = 10
+
+export interface WriteTarget {
+  readonly request: FastifyRequest
+  readonly resource: Resource
+  readonly id: number
+  /** The schema digest in this resource's ETags. */
+  readonly epoch: string
+}
+
+export const notFound = (resource: Resource, id: number): Error => new ResourceNotFound(`no ${resource.singular} with id ${id}`)
+
+/** Reads the visible record, or 404. */
+export async function load ({ request, resource, id }: Omit<WriteTarget, 'epoch'>): Promise<StoredRecord> {
+  const record = await request.server.store.get(resource, id, { where: visibility(request, resource) })
+  if (record === undefined) throw notFound(resource, id)
+  return record
+}
+
+function precondition ({ request, resource, id, epoch }: WriteTarget): (current: StoredRecord) => void {
+  const tags = parseEntityTags(request.headers['if-match'])
+  if (tags === undefined && resource.definition.requireIfMatch === true) {
+    throw new PreconditionRequired(`changing a ${resource.singular} needs If-Match with its current ETag`)
+  }
+  return current => {
+    if (tags === undefined || tags === '*') return
+    if (!versionsNamed(tags, epoch, id).includes(current.version)) {
+      throw new PreconditionFailed(`the ${resource.singular} has changed since that ETag; GET it again`)
+    }
+  }
+}
+
+/**
+ * Runs `write` against the current record until it lands on the version it
+ * read. `write` answers undefined when the version moved underneath it.
+ */
+export async function conditionally<T> (target: WriteTarget, write: (current: StoredRecord) => Promise<T | undefined>): Promise<T> {
+  const check = precondition(target)
+  const conditional = target.request.headers['if-match'] !== undefined
+  for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+    const current = await load(target)
+    check(current)
+    const result = await write(current)
+    if (result !== undefined) return result
+    if (conditional) throw new PreconditionFailed(`the ${target.resource.singular} changed while this request was applied`)
+  }
+  throw new PreconditionFailed(`the ${target.resource.singular} kept changing; try again`)
+}
+
+/** `Prefer: return=minimal` (RFC 7240) asks for no body on a successful write. */
+export function prefersMinimal (request: FastifyRequest): boolean {
+  const prefer = request.headers.prefer
+  return typeof prefer === 'string' && /(^|[,;\s])return\s*=\s*"?minimal"?(?=$|[,;\s])/i.test(prefer)
+}

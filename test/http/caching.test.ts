@@ -1,0 +1,137 @@
+import { Type } from '@sinclair/typebox'
+import t from 'tap'
+import { defineResource } from '../../src/resources/define.js'
+import { assertProblem, body, buildTestApp, createProject, post } from '../helper.js'
+
+t.test('Cache-Control and Vary on every response', async t => {
+  const app = await buildTestApp(t)
+  const project = await createProject(app)
+  const cases: Array<[string, string, string]> = [
+    ['GET', `/v1/projects/${project.id as number}`, 'private, no-cache'],
+    ['HEAD', `/v1/projects/${project.id as number}`, 'private, no-cache'],
+    ['GET', '/v1/projects', 'private, no-cache'],
+    ['GET', '/v1/projects/999', 'no-store'],
+    ['GET', '/v1/projects/abc', 'no-store'],
+    ['PATCH', `/v1/projects/${project.id as number}`, 'no-store'],
+    ['DELETE', '/v1/projects/998', 'no-store'],
+    ['GET', '/nope', 'no-store'],
+    ['GET', '/health', 'no-store']
+  ]
+  for (const [method, url, expected] of cases) {
+    const response = await app.inject({ method: method as 'GET', url, ...(method === 'PATCH' ? { payload: { budget: 1 } } : {}) })
+    t.equal(response.headers['cache-control'], expected, `${method} ${url}`)
+    t.match(response.headers.vary, /Authorization/)
+    t.match(response.headers.vary, /Api-Version/)
+  }
+  const created = await post(app, '/v1/projects', { name: 'fresh' })
+  t.equal(created.headers['cache-control'], 'no-store', 'writes are not stored')
+  const unauthenticated = await app.inject({ method: 'GET', url: '/v1/projects', headers: { authorization: undefined } })
+  t.equal(unauthenticated.headers['cache-control'], 'no-store')
+})
+
+t.test('a resource may declare a max-age', async t => {
+  const stamps = defineResource({ collection: 'stamps', fields: Type.Object({ name: Type.String() }), cache: { maxAge: 60 } })
+  const app = await buildTestApp(t, { definitions: [stamps] })
+  const stamp = body(await post(app, '/v1/stamps', { name: 'blue' }))
+  t.equal((await app.inject({ method: 'GET', url: `/v1/stamps/${stamp.id as number}` })).headers['cache-control'], 'private, max-age=60')
+  t.equal((await app.inject({ method: 'GET', url: '/v1/stamps' })).headers['cache-control'], 'private, max-age=60')
+})
+
+t.test('ETag and Last-Modified: change with every write, equal for equal state; 304 revalidation', async t => {
+  const app = await buildTestApp(t)
+  const created = await post(app, '/v1/projects', { name: 'tagged' })
+  const id = body(created).id as number
+  const url = `/v1/projects/${id}`
+  const etag = created.headers.etag as string
+  t.match(etag, /^"[^"]+"$/, 'a strong ETag on create')
+  const read = await app.inject({ method: 'GET', url })
+  t.equal(read.headers.etag, etag, 'the same state, the same tag')
+  t.equal(read.headers['last-modified'], new Date(body(read).updatedAt).toUTCString())
+  t.equal((await app.inject({ method: 'GET', url })).headers.etag, etag)
+
+  const revalidated = await app.inject({ method: 'GET', url, headers: { 'if-none-match': etag } })
+  t.equal(revalidated.statusCode, 304)
+  t.equal(revalidated.body, '')
+  t.equal(revalidated.headers.etag, etag)
+  t.equal(revalidated.headers['cache-control'], 'private, no-cache')
+  t.equal((await app.inject({ method: 'GET', url, headers: { 'if-none-match': `"other", W/${etag}` } })).statusCode, 304, 'weak comparison, in a list')
+  t.equal((await app.inject({ method: 'GET', url, headers: { 'if-none-match': '*' } })).statusCode, 304)
+  t.equal((await app.inject({ method: 'HEAD', url, headers: { 'if-none-match': etag } })).statusCode, 304)
+  const lastModified = read.headers['last-modified'] as string
+  t.equal((await app.inject({ method: 'GET', url, headers: { 'if-modified-since': lastModified } })).statusCode, 304)
+  t.equal((await app.inject({ method: 'GET', url, headers: { 'if-modified-since': 'Thu, 01 Jan 1970 00:00:00 GMT' } })).statusCode, 200)
+  t.equal((await app.inject({ method: 'GET', url, headers: { 'if-none-match': '"nope"', 'if-modified-since': lastModified } })).statusCode, 200, 'If-None-Match wins over If-Modified-Since')
+
+  const patched = await app.inject({ method: 'PATCH', url, payload: { budget: 5 } })
+  t.not(patched.headers.etag, etag, 'a write changes the tag')
+  const same = await app.inject({ method: 'PATCH', url, payload: { budget: 5 } })
+  t.not(same.headers.etag, patched.headers.etag, 'every write changes it, even one that changes no field')
+  t.equal((await app.inject({ method: 'GET', url, headers: { 'if-none-match': etag } })).statusCode, 200, 'an old tag no longer matches')
+})
+
+t.test('lists carry an ETag too and revalidate to 304', async t => {
+  const app = await buildTestApp(t)
+  await createProject(app)
+  const list = await app.inject({ method: 'GET', url: '/v1/projects' })
+  const etag = list.headers.etag as string
+  t.match(etag, /^W\/"/)
+  const again = await app.inject({ method: 'GET', url: '/v1/projects', headers: { 'if-none-match': etag } })
+  t.equal(again.statusCode, 304)
+  t.equal(again.body, '')
+  await createProject(app)
+  const changed = await app.inject({ method: 'GET', url: '/v1/projects', headers: { 'if-none-match': etag } })
+  t.equal(changed.statusCode, 200)
+  t.not(changed.headers.etag, etag)
+})
+
+t.test('If-Match on PUT / PATCH / DELETE: a stale tag is 412 and nothing changes', async t => {
+  const app = await buildTestApp(t)
+  const created = await post(app, '/v1/projects', { name: 'guarded', budget: 1 })
+  const url = `/v1/projects/${body(created).id as number}`
+  const first = created.headers.etag as string
+  const ok = await app.inject({ method: 'PATCH', url, headers: { 'if-match': first }, payload: { budget: 2 } })
+  t.equal(ok.statusCode, 200)
+  const second = ok.headers.etag as string
+  for (const [method, payload] of [['PATCH', { budget: 3 }], ['PUT', { name: 'guarded', budget: 3 }], ['DELETE', undefined]] as const) {
+    const stale = await app.inject({ method, url, headers: { 'if-match': first }, ...(payload === undefined ? {} : { payload }) })
+    assertProblem(t, stale, 412, 'precondition-failed')
+  }
+  t.equal(body(await app.inject({ method: 'GET', url })).budget, 2, 'nothing changed')
+  assertProblem(t, await app.inject({ method: 'PATCH', url, headers: { 'if-match': `W/${second}` }, payload: { budget: 9 } }), 412, 'precondition-failed')
+  t.equal((await app.inject({ method: 'PUT', url, headers: { 'if-match': `"junk", ${second}` }, payload: { name: 'guarded', budget: 4 } })).statusCode, 200, 'a list of tags')
+  t.equal((await app.inject({ method: 'PATCH', url, headers: { 'if-match': '*' }, payload: { budget: 5 } })).statusCode, 200)
+  assertProblem(t, await app.inject({ method: 'PATCH', url: '/v1/projects/999', headers: { 'if-match': '*' }, payload: { budget: 5 } }), 404)
+  const current = (await app.inject({ method: 'GET', url })).headers.etag as string
+  t.equal((await app.inject({ method: 'DELETE', url, headers: { 'if-match': current } })).statusCode, 204)
+})
+
+t.test('a definition may require If-Match (428 without it)', async t => {
+  const ledgers = defineResource({ collection: 'ledgers', fields: Type.Object({ name: Type.String() }), requireIfMatch: true })
+  const app = await buildTestApp(t, { definitions: [ledgers] })
+  const created = await post(app, '/v1/ledgers', { name: 'q1' })
+  const url = `/v1/ledgers/${body(created).id as number}`
+  assertProblem(t, await app.inject({ method: 'PATCH', url, payload: { name: 'q2' } }), 428, 'precondition-required')
+  assertProblem(t, await app.inject({ method: 'DELETE', url }), 428)
+  t.equal((await app.inject({ method: 'PATCH', url, headers: { 'if-match': created.headers.etag as string }, payload: { name: 'q2' } })).statusCode, 200)
+})
+
+t.test('Prefer: return=minimal', async t => {
+  const app = await buildTestApp(t)
+  const created = await post(app, '/v1/projects', { name: 'minimal' }, { prefer: 'return=minimal' })
+  t.equal(created.statusCode, 201)
+  t.equal(created.body, '')
+  t.match(created.headers.location, /^\/v1\/projects\/\d+$/)
+  t.equal(created.headers['preference-applied'], 'return=minimal')
+  t.ok(created.headers.etag)
+  const url = created.headers.location as string
+  for (const [method, payload] of [['PATCH', { budget: 1 }], ['PUT', { name: 'minimal' }]] as const) {
+    const response = await app.inject({ method, url, headers: { prefer: 'handling=strict; return=minimal' }, payload })
+    t.equal(response.statusCode, 204, method)
+    t.equal(response.body, '')
+    t.equal(response.headers['preference-applied'], 'return=minimal')
+    t.ok(response.headers.etag)
+  }
+  const full = await app.inject({ method: 'PATCH', url, headers: { prefer: 'return=representation' }, payload: { budget: 2 } })
+  t.equal(full.statusCode, 200)
+  t.equal(body(full).budget, 2)
+})

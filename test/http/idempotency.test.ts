@@ -1,0 +1,79 @@
+import t from 'tap'
+import { requestFingerprint } from '../../src/plugins/idempotency.js'
+import { ADMIN, assertProblem, bearer, body, buildTestApp, listen, post } from '../helper.js'
+
+t.test('a retry with the same key and body replays the first response and creates nothing', async t => {
+  const app = await buildTestApp(t)
+  const first = await post(app, '/v1/projects', { name: 'once' }, { 'idempotency-key': 'create-once-1' })
+  t.equal(first.statusCode, 201)
+  t.notOk(first.headers['idempotent-replayed'])
+  const retry = await post(app, '/v1/projects', { name: 'once' }, { 'idempotency-key': 'create-once-1' })
+  t.equal(retry.statusCode, 201)
+  t.equal(retry.headers['idempotent-replayed'], 'true')
+  t.equal(retry.headers.location, first.headers.location)
+  t.equal(retry.headers.etag, first.headers.etag)
+  t.match(retry.headers['content-type'], /^application\/json/)
+  t.same(body(retry), body(first))
+  t.equal(body(await app.inject({ method: 'GET', url: '/v1/projects' })).length, 1, 'one project')
+
+  const other = await post(app, '/v1/projects', { name: 'twice' }, { 'idempotency-key': 'create-once-1' })
+  assertProblem(t, other, 422, 'idempotency-key-reused')
+  const nested = await post(app, `${first.headers.location as string}/tasks`, { name: 't' }, { 'idempotency-key': 'nested-1' })
+  const nestedRetry = await post(app, `${first.headers.location as string}/tasks`, { name: 't' }, { 'idempotency-key': 'nested-1' })
+  t.equal(nestedRetry.headers['idempotent-replayed'], 'true')
+  t.same(body(nestedRetry), body(nested))
+})
+
+t.test('keys are per credential; bad keys are 400; without a key nothing is remembered', async t => {
+  const app = await buildTestApp(t)
+  const alice = bearer({ sub: 'alice', scope: 'projects:write' })
+  const bob = bearer({ sub: 'bob', scope: 'projects:write' })
+  t.equal((await post(app, '/v1/projects', { name: 'a' }, { authorization: alice, 'idempotency-key': 'shared' })).statusCode, 201)
+  const bobs = await post(app, '/v1/projects', { name: 'b' }, { authorization: bob, 'idempotency-key': 'shared' })
+  t.equal(bobs.statusCode, 201)
+  t.notOk(bobs.headers['idempotent-replayed'], 'another credential\'s key does not collide')
+  const bad = assertProblem(t, await post(app, '/v1/projects', { name: 'c' }, { 'idempotency-key': 'has space' }), 400)
+  t.same(bad.errors, [{ in: 'header', pointer: '/Idempotency-Key', detail: 'must be 1 to 255 visible ASCII characters' }])
+  assertProblem(t, await post(app, '/v1/projects', { name: 'd' }, { 'idempotency-key': 'x'.repeat(256) }), 400)
+})
+
+t.test('a replayed error stays the same error; a request still running is 409', async t => {
+  const app = await buildTestApp(t)
+  await post(app, '/v1/projects', { name: 'taken' })
+  const clash = await post(app, '/v1/projects', { name: 'taken' }, { 'idempotency-key': 'clash' })
+  t.equal(clash.statusCode, 409)
+  const again = await post(app, '/v1/projects', { name: 'taken' }, { 'idempotency-key': 'clash' })
+  t.equal(again.statusCode, 409)
+  t.equal(again.headers['idempotent-replayed'], 'true')
+
+  const now = new Date()
+  const window = { now, expiresAt: new Date(now.getTime() + 60_000), staleBefore: new Date(now.getTime() - 60_000) }
+  await app.store.idempotency.claim('test-admin', 'running', requestFingerprint('POST', '/v1/projects', { name: 'x', active: true, tags: [] /* as validated: defaults filled */ }), window)
+  assertProblem(t, await post(app, '/v1/projects', { name: 'x' }, { 'idempotency-key': 'running' }), 409, 'idempotency-in-progress')
+  assertProblem(t, await post(app, '/v1/projects', { name: 'y' }, { 'idempotency-key': 'running' }), 422, 'idempotency-key-reused')
+})
+
+t.test('concurrent duplicates through a real server: one runs, the others wait their turn or are refused', async t => {
+  const app = await buildTestApp(t)
+  const url = `${await listen(app)}/v1/projects`
+  const responses = await Promise.all(Array.from({ length: 8 }, async () => {
+    const response = await fetch(url, { method: 'POST', headers: { authorization: ADMIN, 'content-type': 'application/json', 'idempotency-key': 'burst' }, body: '{"name":"burst"}' })
+    await response.arrayBuffer()
+    return { status: response.status, replayed: response.headers.get('idempotent-replayed') }
+  }))
+  t.equal(responses.filter(r => r.status === 201 && r.replayed === null).length, 1, 'exactly one request ran')
+  t.ok(responses.every(r => r.status === 409 || (r.status === 201)), 'the rest are replays or 409 while it ran')
+  const list = await app.inject({ method: 'GET', url: '/v1/projects?name=burst' })
+  t.equal(body(list).length, 1, 'created once')
+})
+
+t.test('expired keys are forgotten and purged', async t => {
+  const app = await buildTestApp(t)
+  const { idempotency } = app.store
+  const past = new Date(Date.now() - 48 * 3_600_000)
+  await idempotency.claim('s', 'old', 'f', { now: past, expiresAt: new Date(past.getTime() + 24 * 3_600_000), staleBefore: past })
+  await idempotency.complete('s', 'old', { status: 201, headers: {}, body: '{}' })
+  t.equal(await idempotency.purge(new Date()), 1)
+  const claim = await idempotency.claim('s', 'old', 'g', { now: new Date(), expiresAt: new Date(Date.now() + 1000), staleBefore: new Date() })
+  t.equal(claim.claimed, true)
+})

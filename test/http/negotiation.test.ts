@@ -1,0 +1,81 @@
+import { gunzipSync } from 'node:zlib'
+import { Type } from '@sinclair/typebox'
+import t from 'tap'
+import { defineResource } from '../../src/resources/define.js'
+import { assertProblem, body, buildTestApp, createProject, post } from '../helper.js'
+
+t.test('an Accept the service cannot satisfy is 406, in problem+json', async t => {
+  const app = await buildTestApp(t)
+  for (const accept of ['application/json', '*/*', 'application/*', 'text/html, */*;q=0.1', 'application/problem+json']) {
+    t.equal((await app.inject({ method: 'GET', url: '/v1/projects', headers: { accept } })).statusCode, 200, accept)
+  }
+  for (const accept of ['text/html', 'application/xml', 'application/json;q=0', 'image/*']) {
+    const response = await app.inject({ method: 'GET', url: '/v1/projects', headers: { accept } })
+    assertProblem(t, response, 406, 'not-acceptable')
+  }
+  t.equal((await app.inject({ method: 'GET', url: '/docs/', headers: { accept: 'text/html' } })).statusCode < 400, true, 'the HTML docs are not JSON')
+})
+
+t.test('CORS only for CORS_ORIGINS, exposing the headers clients read', async t => {
+  const app = await buildTestApp(t, { env: { CORS_ORIGINS: 'https://app.example.com' } })
+  const preflight = await app.inject({
+    method: 'OPTIONS',
+    url: '/v1/projects/1',
+    headers: { authorization: undefined, origin: 'https://app.example.com', 'access-control-request-method': 'PATCH', 'access-control-request-headers': 'authorization, if-match, content-type' }
+  })
+  t.equal(preflight.statusCode, 204)
+  t.equal(preflight.headers['access-control-allow-origin'], 'https://app.example.com')
+  t.match(preflight.headers['access-control-allow-methods'], /PATCH/)
+  t.match(preflight.headers['access-control-allow-headers'], /Authorization/)
+  t.match(preflight.headers['access-control-allow-headers'], /If-Match/)
+  t.equal(preflight.headers.allow, 'GET, HEAD, PUT, PATCH, DELETE, OPTIONS')
+
+  const read = await app.inject({ method: 'GET', url: '/v1/projects', headers: { origin: 'https://app.example.com' } })
+  t.equal(read.headers['access-control-allow-origin'], 'https://app.example.com')
+  const exposed = String(read.headers['access-control-expose-headers'])
+  for (const name of ['Link', 'X-Total-Count', 'ETag', 'Location', 'X-Request-Id', 'Retry-After', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'RateLimit-Policy', 'RateLimit']) {
+    t.ok(exposed.split(',').map(value => value.trim()).includes(name), `exposes ${name}`)
+  }
+  const foreign = await app.inject({ method: 'GET', url: '/v1/projects', headers: { origin: 'https://evil.example.com' } })
+  t.notOk(foreign.headers['access-control-allow-origin'], 'other origins get no CORS grant')
+
+  const closed = await buildTestApp(t)
+  const none = await closed.inject({ method: 'GET', url: '/v1/projects', headers: { origin: 'https://app.example.com' } })
+  t.notOk(none.headers['access-control-allow-origin'], 'no CORS unless configured')
+})
+
+t.test('large lists are compressed for clients that accept it; records keep exact strong ETags', async t => {
+  const app = await buildTestApp(t)
+  for (let i = 0; i < 30; i++) await createProject(app, { description: `a longish description number ${i} `.repeat(3) })
+  const plain = await app.inject({ method: 'GET', url: '/v1/projects' })
+  const zipped = await app.inject({ method: 'GET', url: '/v1/projects', headers: { 'accept-encoding': 'gzip' } })
+  t.equal(zipped.headers['content-encoding'], 'gzip')
+  t.match(zipped.headers.vary, /accept-encoding/i)
+  t.same(JSON.parse(gunzipSync(zipped.rawPayload).toString()), body(plain))
+  t.equal(zipped.headers.etag, plain.headers.etag, 'a weak list tag is the same for equivalent encodings')
+  t.equal((await app.inject({ method: 'GET', url: '/v1/projects', headers: { 'accept-encoding': 'gzip', 'if-none-match': plain.headers.etag as string } })).statusCode, 304)
+
+  const one = await app.inject({ method: 'GET', url: '/v1/projects/1', headers: { 'accept-encoding': 'gzip' } })
+  t.notOk(one.headers['content-encoding'], 'single records are not re-encoded, so their strong ETag names exact bytes')
+  t.match(one.headers.etag, /^"/)
+})
+
+t.test('a deprecated resource says so in headers and in OpenAPI', async t => {
+  const legacy = defineResource({
+    collection: 'legacies',
+    singular: 'legacy',
+    fields: Type.Object({ name: Type.String(), old: Type.Optional(Type.String({ deprecated: true })) }),
+    deprecated: { since: '2026-01-01T00:00:00Z', sunset: '2027-01-01T00:00:00Z', link: 'https://example.com/migrate' }
+  })
+  const app = await buildTestApp(t, { definitions: [legacy] })
+  const created = await post(app, '/v1/legacies', { name: 'x' })
+  for (const response of [created, await app.inject({ method: 'GET', url: '/v1/legacies' })]) {
+    t.equal(response.headers.deprecation, `@${Date.parse('2026-01-01T00:00:00Z') / 1000}`)
+    t.equal(response.headers.sunset, 'Fri, 01 Jan 2027 00:00:00 GMT')
+    t.equal(response.headers.link?.toString().includes('<https://example.com/migrate>; rel="deprecation"'), true)
+  }
+  const document = body(await app.inject({ method: 'GET', url: '/openapi.json' }))
+  t.equal(document.paths['/v1/legacies'].get.deprecated, true)
+  t.equal(document.components.schemas.Legacy.deprecated, true)
+  t.equal(document.components.schemas.Legacy.properties.old.deprecated, true, 'a deprecated field is marked too')
+})
