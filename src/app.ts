@@ -14,6 +14,7 @@ import compress from '@fastify/compress'
 import cors from '@fastify/cors'
 import { schemaEpoch } from './http/conditional.js'
 import { corsOptions } from './http/cors.js'
+import { transportOptions, type TlsMaterial } from './http/transport.js'
 import { buildValidator } from './http/validator.js'
 import { CURRENT_VERSION, rewriteVersionedUrl } from './http/versions.js'
 import auth from './plugins/auth.js'
@@ -24,7 +25,10 @@ import negotiation from './plugins/negotiation.js'
 import jsonBody from './plugins/json-body.js'
 import { trackRouteMethods } from './plugins/method-not-allowed.js'
 import openapi from './plugins/openapi.js'
-import problems, { clientErrorHandler } from './plugins/problems.js'
+import problems, { clientErrorHandler, notFound } from './plugins/problems.js'
+import rateLimits, { parseScopeLimits, tokenEndpointLimit } from './plugins/rate-limit.js'
+import requestLimits from './plugins/request-limits.js'
+import security from './plugins/security.js'
 import storePlugin from './plugins/store.js'
 import type { ResourceDefinition } from './resources/define.js'
 import { deriveNestedSchemas, deriveSchemas, representationSchema } from './resources/derive.js'
@@ -41,6 +45,8 @@ export interface AppOptions {
   readonly store?: Store
   /** Where log lines go instead of stdout (tests read them). */
   readonly logStream?: { write (line: string): void }
+  /** Certificate and key when serving HTTPS (read by server.ts from TLS_CERT_FILE / TLS_KEY_FILE). */
+  readonly tls?: TlsMaterial
 }
 
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
@@ -60,21 +66,23 @@ export function loggerOptions (config: Config, stream?: AppOptions['logStream'])
   }
 }
 
-export async function buildApp ({ config, definitions, store: givenStore, logStream }: AppOptions): Promise<FastifyInstance> {
+export async function buildApp ({ config, definitions, store: givenStore, logStream, tls }: AppOptions): Promise<FastifyInstance> {
   const model = buildModel(definitions)
   const store = givenStore ?? openStore(model, config)
+  // The server's type depends on TLS / HTTP/2; the app is used through the common interface.
   const app = Fastify({
+    ...transportOptions(config, tls),
     logger: loggerOptions(config, logStream),
     genReqId: requestIdFor,
     logController: new LogController({ requestIdLogLabel: 'requestId' }),
     bodyLimit: config.bodyLimit,
-    requestTimeout: config.requestTimeoutMs,
     return503OnClosing: true,
     rewriteUrl: rewriteVersionedUrl,
     clientErrorHandler,
     routerOptions: { ignoreTrailingSlash: true },
     schemaController: { compilersFactory: { buildValidator: buildValidator() } }
-  })
+  } as FastifyServerOptions) as unknown as FastifyInstance
+  app.server.maxConnections = config.maxConnections
   try {
     const { applied } = await store.migrate()
     if (applied.length > 0) app.log.info({ applied }, 'database schema updated')
@@ -88,11 +96,18 @@ export async function buildApp ({ config, definitions, store: givenStore, logStr
   })
   const methods = trackRouteMethods(app)
   await app.register(problems)
+  await app.register(security, { https: tls !== undefined || config.trustProxy !== '' })
   if (config.corsOrigins !== '') await app.register(cors, corsOptions(config.corsOrigins))
   await app.register(negotiation)
+  await app.register(requestLimits)
   await app.register(jsonBody)
   await app.register(storePlugin, { store })
   await app.register(auth, { config })
+  const windowSeconds = parseDuration(config.rateLimitWindow)!
+  await app.register(rateLimits, {
+    max: config.rateLimitMax, windowSeconds, scopeLimits: parseScopeLimits(config.rateLimitScopes), tokenMax: config.tokenRateLimitMax, redisUrl: config.redisUrl
+  })
+  app.setNotFoundHandler({ preHandler: app.rateLimit() }, notFound)
   await app.register(caching)
   // After caching, so list ETags are computed on the uncompressed body.
   await app.register(compress, { global: true, threshold: 1024 })
@@ -104,7 +119,9 @@ export async function buildApp ({ config, definitions, store: givenStore, logStr
   for (const schema of [...adminSchemas, ...tokenSchemas]) app.addSchema(schema)
   await app.register(healthRoutes)
   await app.register(adminRoutes, { prefix: `/v${CURRENT_VERSION}`, knownScopes: Object.keys(scopesOf(model.resources)) })
-  await app.register(tokenRoute, { prefix: `/v${CURRENT_VERSION}/auth`, ttlSeconds: parseDuration(config.tokenTtl)! })
+  await app.register(tokenRoute, {
+    prefix: `/v${CURRENT_VERSION}/auth`, ttlSeconds: parseDuration(config.tokenTtl)!, rateLimit: tokenEndpointLimit(config.tokenRateLimitMax, windowSeconds)
+  })
   const cursors = cursorCodec(await store.secret('cursor-signing'))
   const epochs = new Map(model.resources.map(resource => [resource.collection, schemaEpoch(representationSchema(resource))]))
   for (const resource of model.resources) {

@@ -43,6 +43,22 @@ export const Settings = Type.Object({
   TOKEN_TTL: Type.String({ default: '1h', pattern: '^[1-9][0-9]*[smhd]?$', description: 'Lifetime of tokens from /v1/auth/token: seconds, or with a unit (30m, 1h, 7d).' }),
   AUTHZ_DENIED_STATUS: Type.Union([Type.Literal('401'), Type.Literal('403')], { default: '401', description: 'Status for a valid credential without the needed scope.' }),
   CORS_ORIGINS: Type.String({ default: '', pattern: '^(|\\*|https?://[^,\\s]+(,https?://[^,\\s]+)*)$', description: 'Comma-separated origins browsers may call from (e.g. https://app.example.com), or `*`; empty: no CORS.' }),
+  RATE_LIMIT_MAX: Type.Integer({ minimum: 1, default: 100, description: 'Requests per window for each credential (and for each client IP before authentication).' }),
+  RATE_LIMIT_WINDOW: Type.String({ default: '1m', pattern: '^[1-9][0-9]*[smhd]?$', description: 'The rate-limit window: seconds, or with a unit (30s, 1m, 1h).' }),
+  RATE_LIMIT_SCOPES: Type.String({ default: '', pattern: '^(|[a-z][a-z0-9:-]*=[1-9][0-9]*(,[a-z][a-z0-9:-]*=[1-9][0-9]*)*)$', description: 'Per-scope limits, e.g. `admin=1000,projects:read=300`: a credential gets the highest limit among its scopes.' }),
+  TOKEN_RATE_LIMIT_MAX: Type.Integer({ minimum: 1, default: 10, description: 'Requests per window to /v1/auth/token for each client IP.' }),
+  REDIS_URL: Type.String({ default: '', pattern: '^(|rediss?://.+)$', description: 'redis://host:port: rate-limit counters shared by every process. Empty: counted in this process.' }),
+  TRUST_PROXY: Type.String({
+    default: '',
+    pattern: '^(|true|[0-9A-Za-z.:/]+(,[0-9A-Za-z.:/]+)*)$',
+    description: 'Believe X-Forwarded-For / -Proto from these proxies: addresses or CIDRs (10.0.0.1,10.0.0.0/8), loopback / uniquelocal, or `true` (any). Empty: never.'
+  }),
+  TLS_CERT_FILE: Type.String({ default: '', description: 'PEM certificate chain: with TLS_KEY_FILE, serve HTTPS (re-read on SIGHUP).' }),
+  TLS_KEY_FILE: Type.String({ default: '', description: 'PEM private key for TLS_CERT_FILE.' }),
+  HTTP2: Type.Union([Type.Literal('0'), Type.Literal('1')], { default: '0', description: '1: serve HTTP/2 (with HTTP/1.1 fallback) over TLS.' }),
+  HEADERS_TIMEOUT_MS: Type.Integer({ minimum: 500, default: 10000, description: 'Longest time to receive a request\'s headers (slow clients are cut off).' }),
+  KEEP_ALIVE_TIMEOUT_MS: Type.Integer({ minimum: 100, default: 5000, description: 'How long an idle keep-alive connection stays open.' }),
+  MAX_CONNECTIONS: Type.Integer({ minimum: 1, default: 10000, description: 'Concurrent connections accepted; more are refused.' }),
   PUBLIC_URL: Type.String({ default: '', description: 'Base URL clients use (e.g. https://api.example.com); the OpenAPI `servers` entry. Empty: relative.' })
 })
 
@@ -87,6 +103,21 @@ export function loadConfig (env: Readonly<Record<string, string | undefined>>): 
     }
     config[camel(name)] = value
   }
+  if (problems.length === 0) problems.push(...crossChecks(config as Config))
   if (problems.length > 0) throw new ConfigError(problems)
   return Object.freeze(config) as Config
+}
+
+const LOOPBACK = /^(127\.\d+\.\d+\.\d+|::1|localhost)$/
+
+/** Rules that involve more than one variable. */
+function crossChecks (config: Config): string[] {
+  const problems: string[] = []
+  if ((config.tlsCertFile === '') !== (config.tlsKeyFile === '')) problems.push('TLS_CERT_FILE and TLS_KEY_FILE go together: set both to serve HTTPS, or neither')
+  const tls = config.tlsCertFile !== ''
+  if (!tls && config.trustProxy === '' && !LOOPBACK.test(config.host)) {
+    problems.push(`HOST=${config.host} would serve plain HTTP beyond this machine: set TLS_CERT_FILE and TLS_KEY_FILE, or TRUST_PROXY when TLS ends at a proxy in front, or listen on 127.0.0.1`)
+  }
+  if (config.http2 === '1' && !tls) problems.push('HTTP2=1 needs TLS_CERT_FILE and TLS_KEY_FILE')
+  return problems
 }

@@ -62,6 +62,10 @@ export const PreconditionRequired = define('RSY_ERR_PRECONDITION_REQUIRED', 428,
 export const IdempotencyKeyReused = define('RSY_ERR_IDEMPOTENCY_KEY_REUSED', 422, 'idempotency-key-reused', 'Idempotency key reused with another request', '%s')
 export const IdempotencyInProgress = define('RSY_ERR_IDEMPOTENCY_IN_PROGRESS', 409, 'idempotency-in-progress', 'The first request with this idempotency key is still running', '%s')
 
+// Limits
+export const TooManyRequests = define('RSY_ERR_RATE_LIMITED', 429, 'rate-limited', 'Too Many Requests', '%s')
+export const UriTooLong = define('RSY_ERR_QUERY_TOO_LONG', 414, 'uri-too-long', 'URI Too Long', '%s')
+
 // Service
 export const StoreUnavailable = define('RSY_ERR_STORE_UNAVAILABLE', 503, 'unavailable', 'Service Unavailable', '%s')
 

@@ -6,7 +6,9 @@
 import { pathToFileURL } from 'node:url'
 import type { FastifyInstance } from 'fastify'
 import { resources } from '../schemas/index.js'
+import { readFile } from 'node:fs/promises'
 import { buildApp } from './app.js'
+import type { TlsMaterial } from './http/transport.js'
 import { ConfigError, loadConfig, type Config } from './config.js'
 import { MigrationRefused } from './store/store.js'
 
@@ -33,10 +35,30 @@ function stopOnSignals (app: FastifyInstance, config: Config): void {
   process.once('SIGINT', stop)
 }
 
+async function readTls (config: Config): Promise<TlsMaterial | undefined> {
+  if (config.tlsCertFile === '') return undefined
+  const [cert, key] = await Promise.all([readFile(config.tlsCertFile), readFile(config.tlsKeyFile)])
+  return { cert, key }
+}
+
+/** SIGHUP re-reads the certificate and key; open connections keep theirs, new ones get the new pair. */
+function reloadTlsOnHangup (app: FastifyInstance, config: Config): void {
+  process.on('SIGHUP', () => {
+    readTls(config).then(tls => {
+      (app.server as unknown as { setSecureContext (options: TlsMaterial): void }).setSecureContext(tls!)
+      app.log.info({ cert: config.tlsCertFile }, 'reloaded the TLS certificate')
+    }, (error: unknown) => {
+      app.log.error({ err: error }, 'could not reload the TLS certificate; keeping the current one')
+    })
+  })
+}
+
 export async function startServer (env: Readonly<Record<string, string | undefined>>): Promise<FastifyInstance> {
   const config = loadConfig(env)
-  const app = await buildApp({ config, definitions: resources })
+  const tls = await readTls(config)
+  const app = await buildApp({ config, definitions: resources, ...(tls === undefined ? {} : { tls }) })
   stopOnSignals(app, config)
+  if (tls !== undefined) reloadTlsOnHangup(app, config)
   await app.listen({ host: config.host, port: config.port })
   return app
 }

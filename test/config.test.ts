@@ -12,7 +12,7 @@ t.test('defaults', async t => {
 })
 
 t.test('values are parsed strictly', async t => {
-  const config = loadConfig({ PORT: '8080', HOST: '0.0.0.0', DATABASE_URL: 'postgres://u@h:5432/db', LOG_LEVEL: 'debug' })
+  const config = loadConfig({ PORT: '8080', HOST: '0.0.0.0', TRUST_PROXY: '10.0.0.1', DATABASE_URL: 'postgres://u@h:5432/db', LOG_LEVEL: 'debug' })
   t.equal(config.port, 8080)
   t.equal(config.host, '0.0.0.0')
   t.equal(config.logLevel, 'debug')
@@ -34,6 +34,16 @@ t.test('every bad variable is named with what it expects', async t => {
   t.match(problems.join('\n'), /BODY_LIMIT="1e6"/)
   t.match(problems.join('\n'), /SQLITE_SYNCHRONOUS="OFF" is not valid: expected one of FULL, NORMAL, EXTRA/)
   t.throws(() => loadConfig({ PORT: '70000' }), /PORT/)
+})
+
+t.test('plain HTTP only on loopback unless a proxy in front terminates TLS', async t => {
+  t.throws(() => loadConfig({ HOST: '0.0.0.0' }), /HOST=0\.0\.0\.0 would serve plain HTTP beyond this machine: set TLS_CERT_FILE and TLS_KEY_FILE, or TRUST_PROXY/)
+  t.throws(() => loadConfig({ HOST: '192.168.1.10' }), /plain HTTP/)
+  for (const host of ['127.0.0.1', '127.1.2.3', '::1', 'localhost']) t.equal(loadConfig({ HOST: host }).host, host)
+  t.equal(loadConfig({ HOST: '0.0.0.0', TRUST_PROXY: '10.0.0.0/8' }).trustProxy, '10.0.0.0/8')
+  t.equal(loadConfig({ HOST: '0.0.0.0', TLS_CERT_FILE: 'c.pem', TLS_KEY_FILE: 'k.pem' }).host, '0.0.0.0')
+  t.throws(() => loadConfig({ TLS_CERT_FILE: 'c.pem' }), /TLS_CERT_FILE and TLS_KEY_FILE go together/)
+  t.throws(() => loadConfig({ HTTP2: '1' }), /HTTP2=1 needs TLS/)
 })
 
 t.test('the README documents every configuration variable', async t => {

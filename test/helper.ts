@@ -53,6 +53,8 @@ export function testConfig (t: Test, options: TestAppOptions = {}) {
     LOG_LEVEL: 'silent',
     SQLITE_SYNCHRONOUS: 'NORMAL',
     JWT_SECRET: TEST_JWT_SECRET,
+    // Tests make many requests from one credential; the rate-limit tests lower this again.
+    RATE_LIMIT_MAX: '100000',
     DATA_DIR: `${databaseFile(t, options)}.data`,
     ...options.env
   })

@@ -91,7 +91,7 @@ export async function adminRoutes (app: FastifyInstance, { knownScopes }: AdminR
     config: writeConfig,
     schema: schema('api-keys', 'createApiKey', 'Create an API key', {
       body: Type.Ref('ApiKeyCreate'),
-      response: { 201: jsonResponse('The key, shown only now.', Type.Ref('ApiKeyCreated')), ...problemResponses([400, 401, 403, 413, 415]) }
+      response: { 201: jsonResponse('The key, shown only now.', Type.Ref('ApiKeyCreated')), ...problemResponses([400, 401, 403, 413, 415, 429]) }
     })
   }, async function createApiKey (request, reply) {
     const body = request.body as Static<typeof ApiKeyCreate>
@@ -123,7 +123,7 @@ export async function adminRoutes (app: FastifyInstance, { knownScopes }: AdminR
     config: writeConfig,
     schema: schema('clients', 'createClient', 'Create an OAuth client', {
       body: Type.Ref('ClientCreate'),
-      response: { 201: jsonResponse('The client and its secret, shown only now.', Type.Ref('ClientCreated')), ...problemResponses([400, 401, 403, 413, 415]) }
+      response: { 201: jsonResponse('The client and its secret, shown only now.', Type.Ref('ClientCreated')), ...problemResponses([400, 401, 403, 413, 415, 429]) }
     })
   }, async function createClient (request, reply) {
     const body = request.body as Static<typeof ClientCreate>
@@ -166,7 +166,7 @@ function listAndRevoke (app: FastifyInstance, options: ListAndRevoke): void {
   app.get(path, {
     config,
     schema: schema(tag, `list${plural}`, `List ${noun}s`, {
-      response: { 200: jsonResponse(`Every ${noun} that is not revoked.`, Type.Array(Type.Ref(singular))), ...problemResponses([401, 403]) }
+      response: { 200: jsonResponse(`Every ${noun} that is not revoked.`, Type.Array(Type.Ref(singular))), ...problemResponses([401, 403, 429]) }
     })
   }, async function listCredentials () {
     return await options.list()
@@ -175,7 +175,7 @@ function listAndRevoke (app: FastifyInstance, options: ListAndRevoke): void {
     config,
     schema: schema(tag, `revoke${singular}`, `Revoke ${/^[AEIOU]/i.test(noun) ? 'an' : 'a'} ${noun}`, {
       params: IdParams,
-      response: { 204: { description: options.revoked, type: 'null' }, ...problemResponses([400, 401, 403, 404]) }
+      response: { 204: { description: options.revoked, type: 'null' }, ...problemResponses([400, 401, 403, 404, 429]) }
     })
   }, async function revokeCredential (request, reply) {
     const { id } = request.params as { id: number }

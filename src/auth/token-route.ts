@@ -44,9 +44,11 @@ function basicCredentials (request: FastifyRequest): { clientId: string, secret:
 
 export interface TokenRouteOptions {
   readonly ttlSeconds: number
+  /** The endpoint's own, stricter rate limit. */
+  readonly rateLimit: Record<string, unknown>
 }
 
-export async function tokenRoute (app: FastifyInstance, { ttlSeconds }: TokenRouteOptions): Promise<void> {
+export async function tokenRoute (app: FastifyInstance, { ttlSeconds, rateLimit }: TokenRouteOptions): Promise<void> {
   // Forms are accepted here only: the token endpoint is the one place OAuth clients send them.
   app.addContentTypeParser(FORM, { parseAs: 'string' }, function parseForm (_request, body, done) {
     const form: Record<string, string> = {}
@@ -61,7 +63,7 @@ export async function tokenRoute (app: FastifyInstance, { ttlSeconds }: TokenRou
   })
 
   app.post('/token', {
-    config: { auth: 'client', accepts: [FORM, 'application/json'] },
+    config: { auth: 'client', accepts: [FORM, 'application/json'], rateLimit },
     attachValidation: true,
     schema: {
       tags: ['auth'],
@@ -72,7 +74,7 @@ export async function tokenRoute (app: FastifyInstance, { ttlSeconds }: TokenRou
       body: { content: { [FORM]: { schema: Type.Ref('TokenRequest') }, 'application/json': { schema: Type.Ref('TokenRequest') } } },
       response: {
         200: jsonResponse('An access token.', Type.Ref('TokenResponse')),
-        ...problemResponses([400, 401, 413, 415])
+        ...problemResponses([400, 401, 413, 415, 429])
       }
     }
   }, async function issueToken (request, reply) {

@@ -1,7 +1,7 @@
 /**
  * The only request body format: JSON (and JSON Merge Patch), parsed strictly.
- * Bytes that are not UTF-8, nesting deeper than any schema allows, prototype
- * keys and strings a database cannot store exactly (NUL, lone surrogates) are
+ * Bytes that are not UTF-8, nesting deeper than any schema allows, repeated
+ * keys, prototype keys and strings a database cannot store exactly (NUL, lone surrogates) are
  * refused here with a 400 instead of being changed or crashing a later layer.
  */
 import secureJson from 'secure-json-parse'
@@ -15,24 +15,46 @@ export const MAX_JSON_DEPTH = 32
 
 const utf8 = new TextDecoder('utf-8', { fatal: true })
 
-/** Nesting depth of the outermost structure, counted without recursion. Strings are skipped. */
-export function exceedsDepth (text: string, limit: number): boolean {
-  let depth = 0
-  let inString = false
+export interface JsonShape {
+  /** True when objects and arrays nest deeper than the limit. */
+  readonly tooDeep: boolean
+  /** A key that appears twice in one object (as written), if any. */
+  readonly duplicateKey?: string
+}
+
+/**
+ * One pass over the text, without recursion: nesting depth, and keys repeated
+ * within one object (parsers disagree on which of them wins, so none does).
+ */
+export function scanJson (text: string, depthLimit: number): JsonShape {
+  const frames: Array<{ keys: Set<string> | undefined, expectKey: boolean }> = []
   for (let i = 0; i < text.length; i++) {
     const code = text.charCodeAt(i)
-    if (inString) {
-      if (code === 0x5c) i++ // skip the escaped character
-      else if (code === 0x22) inString = false
-    } else if (code === 0x22) {
-      inString = true
+    if (code === 0x22) {
+      const start = i + 1
+      for (i = start; i < text.length; i++) {
+        const inner = text.charCodeAt(i)
+        if (inner === 0x5c) i++
+        else if (inner === 0x22) break
+      }
+      const frame = frames.at(-1)
+      if (frame?.keys !== undefined && frame.expectKey) {
+        const key = text.slice(start, i)
+        if (frame.keys.has(key)) return { tooDeep: false, duplicateKey: key }
+        frame.keys.add(key)
+        frame.expectKey = false
+      }
     } else if (code === 0x7b || code === 0x5b) {
-      if (++depth > limit) return true
+      frames.push({ keys: code === 0x7b ? new Set() : undefined, expectKey: code === 0x7b })
+      if (frames.length > depthLimit) return { tooDeep: true }
     } else if (code === 0x7d || code === 0x5d) {
-      depth--
+      frames.pop()
+    } else if (code === 0x2c) {
+      const frame = frames.at(-1)
+      if (frame?.keys !== undefined) frame.expectKey = true
     }
   }
-  return false
+  return { tooDeep: false }
 }
 
 /** NUL or an unpaired surrogate anywhere in a string value or key, with its pointer. */
@@ -60,7 +82,9 @@ export function parseJsonBody (body: Buffer): unknown {
     throw new MalformedBody('the body is not valid UTF-8')
   }
   if (text.trim() === '') throw new MalformedBody('the body is empty; send a JSON value')
-  if (exceedsDepth(text, MAX_JSON_DEPTH)) throw new MalformedBody(`the body nests deeper than ${MAX_JSON_DEPTH} levels`)
+  const shape = scanJson(text, MAX_JSON_DEPTH)
+  if (shape.tooDeep) throw new MalformedBody(`the body nests deeper than ${MAX_JSON_DEPTH} levels`)
+  if (shape.duplicateKey !== undefined) throw new MalformedBody(`the key "${shape.duplicateKey}" appears twice in one object`)
   let value: unknown
   try {
     value = secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' })

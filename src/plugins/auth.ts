@@ -53,6 +53,7 @@ async function auth (app: FastifyInstance, { config }: AuthOptions): Promise<voi
   const deniedStatus = config.authzDeniedStatus === '403' ? 403 : 401
 
   app.decorateRequest('principal', null)
+  const failures = new WeakMap<FastifyRequest, unknown>()
   app.decorate('signServiceToken', serviceTokenSigner(secret, config))
 
   app.addHook('onRoute', function requireDeclaredAccess (route) {
@@ -62,12 +63,23 @@ async function auth (app: FastifyInstance, { config }: AuthOptions): Promise<voi
     }
   })
 
-  app.addHook('onRequest', async function authenticate (request: FastifyRequest) {
+  // Identification and enforcement are two steps so that rate limiting, between
+  // them, counts a valid credential per credential and everything else per IP.
+  app.addHook('onRequest', async function identify (request: FastifyRequest) {
+    if (request.routeOptions.config?.scope === undefined) return
+    try {
+      request.principal = await authenticator.authenticate(request)
+    } catch (error) {
+      failures.set(request, error)
+    }
+  })
+  app.addHook('preParsing', async function authorize (request: FastifyRequest, _reply, payload) {
     const scope = request.routeOptions.config?.scope
-    if (scope === undefined) return
-    const principal = await authenticator.authenticate(request)
-    request.principal = principal
-    if (!hasScope(principal, scope)) throw insufficientScope(scope, deniedStatus)
+    if (scope === undefined) return payload
+    const failure = failures.get(request)
+    if (failure !== undefined) throw failure
+    if (request.principal === null || !hasScope(request.principal, scope)) throw insufficientScope(scope, deniedStatus)
+    return payload
   })
 }
 

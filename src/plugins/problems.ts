@@ -1,7 +1,8 @@
 /**
  * One error path for the whole service: the error handler, the not-found
  * handler and the raw-socket client-error handler all answer with RFC 9457
- * problem details, and unexpected errors are logged, never shown.
+ * problem details, and unexpected errors are logged, never shown. (app.ts
+ * installs `notFound` after rate limiting, so unknown paths are limited too.)
  */
 import { STATUS_CODES } from 'node:http'
 import type { Socket } from 'node:net'
@@ -53,7 +54,8 @@ function sendProblem (request: FastifyRequest, reply: FastifyReply, original: un
   return reply.code(answer.status).header('cache-control', 'no-store').type(PROBLEM_MEDIA_TYPE).send(answer.body)
 }
 
-function notFound (request: FastifyRequest, reply: FastifyReply): FastifyReply {
+/** Unknown paths (and unknown versions) answer 404 problems; registered once rate limiting exists. */
+export function notFound (request: FastifyRequest, reply: FastifyReply): FastifyReply {
   const path = instanceOf(request.url)
   const version = /^\/v([^/]+)(\/|$)/.exec(path)?.[1]
   if (version !== undefined && !API_VERSIONS.includes(version)) {
@@ -91,7 +93,6 @@ async function problems (app: FastifyInstance): Promise<void> {
   app.setErrorHandler(function handleError (error, request, reply) {
     return sendProblem(request, reply, error)
   })
-  app.setNotFoundHandler(notFound)
 }
 
 export default fp(problems, { name: 'resourcery-problems' })

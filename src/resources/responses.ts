@@ -18,6 +18,7 @@ const WHEN: Record<number, string> = {
   415: 'The body is not JSON (`Accept-Post` / `Accept-Patch` say what is accepted).',
   422: 'The Idempotency-Key was already used with a different request.',
   428: 'This resource requires If-Match on writes.',
+  429: 'Too many requests from this credential (or IP, before authentication); `Retry-After` says when to retry.',
   500: 'Unexpected error; the log has details under the request id.',
   503: 'The database is unreachable.'
 }

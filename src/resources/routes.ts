@@ -61,7 +61,7 @@ export async function resourceRoutes (app: FastifyInstance, { model, resource, m
         ...(deprecated ? { deprecated: true } : {}),
         security: securityFor(scope),
         ...options.schema,
-        response: { ...(options.schema.response as Record<string, unknown>), ...problemResponses([401, 403, 406]) }
+        response: { ...(options.schema.response as Record<string, unknown>), ...problemResponses([401, 403, 406, 429]) }
       }
     })
   }

@@ -284,7 +284,7 @@ t.test('hostile values get 400 or correct results, never a 500, and reach SQL on
   ]
   for (const query of hostile) {
     const response = await get(app, `/v1/projects?${query}`)
-    t.ok([200, 400].includes(response.statusCode), `${query.slice(0, 60)} → ${response.statusCode}`)
+    t.ok([200, 400, 414].includes(response.statusCode), `${query.slice(0, 60)} → ${response.statusCode}`)
     if (response.statusCode === 200) t.ok(Array.isArray(body(response)))
   }
   t.same(body(await get(app, "/v1/projects?name=x' OR '1'='1")), [], 'a quote is just a character')

@@ -42,7 +42,7 @@ export async function startServer (env: Record<string, string>, timeoutMs = 2000
         try {
           const entry = JSON.parse(line) as Record<string, unknown>
           logs.push(entry)
-          const match = /listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(String(entry.msg))
+          const match = /listening at (https?:\/\/127\.0\.0\.1:\d+)/.exec(String(entry.msg))
           if (match !== null) resolve(match[1]!)
         } catch {
           // not a log line

@@ -1,0 +1,39 @@
+/**
+ * How the HTTP server listens: TLS (and HTTP/2) when configured, which
+ * proxies are believed for X-Forwarded-For / -Proto, and the time bounds that
+ * keep slow or idle clients from holding connections.
+ */
+import type { Config } from '../config.js'
+
+export interface TlsMaterial {
+  readonly cert: string | Buffer
+  readonly key: string | Buffer
+}
+
+/**
+ * TRUST_PROXY → Fastify's trustProxy: never, the proxies' addresses / CIDRs /
+ * proxy-addr names (loopback, uniquelocal), or everyone. (Fastify refuses hop
+ * counts, since a count cannot tell a proxy from a client that adds hops.)
+ */
+export function trustProxy (value: string): boolean | string[] {
+  if (value === '') return false
+  if (value === 'true') return true
+  return value.split(',').map(entry => entry.trim()).filter(Boolean)
+}
+
+/** Node checks header and request deadlines on this interval; its 30 s default lets slow clients linger. */
+const DEADLINE_CHECK_MS = 1000
+
+export function transportOptions (config: Config, tls: TlsMaterial | undefined): Record<string, unknown> {
+  const timeouts = { headersTimeout: config.headersTimeoutMs, requestTimeout: config.requestTimeoutMs, connectionsCheckingInterval: DEADLINE_CHECK_MS }
+  return {
+    trustProxy: trustProxy(config.trustProxy),
+    keepAliveTimeout: config.keepAliveTimeoutMs,
+    requestTimeout: config.requestTimeoutMs,
+    ...(tls === undefined
+      ? { http: timeouts }
+      : config.http2 === '1'
+        ? { http2: true, https: { ...tls, allowHTTP1: true, ...timeouts } }
+        : { https: { ...tls, ...timeouts } })
+  }
+}

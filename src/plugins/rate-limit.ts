@@ -1,0 +1,108 @@
+/**
+ * Rate limiting on every /v1 route through @fastify/rate-limit: counted per
+ * credential once authenticated, per client IP otherwise (so guessing
+ * credentials is limited too), with per-scope limits, a stricter limit on
+ * the token endpoint, and counters in Redis when REDIS_URL is set. A Redis
+ * outage fails open (requests are served, the outage logged) and the limit
+ * recovers when Redis returns. Every answer carries X-RateLimit-* and the
+ * IETF draft RateLimit-Policy / RateLimit fields.
+ */
+import rateLimit from '@fastify/rate-limit'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import fp from 'fastify-plugin'
+import { Redis } from 'ioredis'
+import { annotate, TooManyRequests } from '../errors.js'
+
+export interface RateLimitOptions {
+  readonly max: number
+  readonly windowSeconds: number
+  /** scope → limit; a credential gets the highest among its scopes. */
+  readonly scopeLimits: ReadonlyMap<string, number>
+  readonly tokenMax: number
+  readonly redisUrl: string
+}
+
+const VERSIONED = /^\/v[^/]+(\/|$)/
+
+export function parseScopeLimits (text: string): Map<string, number> {
+  return new Map(text === ''
+    ? []
+    : text.split(',').map(pair => {
+      const [scope, limit] = pair.split('=') as [string, string]
+      return [scope, Number(limit)]
+    }))
+}
+
+function keyOf (request: FastifyRequest): string {
+  return request.principal === null ? `ip:${request.ip}` : `sub:${request.principal.subject}`
+}
+
+async function limits (app: FastifyInstance, options: RateLimitOptions): Promise<void> {
+  const redis = options.redisUrl === ''
+    ? undefined
+    : new Redis(options.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false, connectTimeout: 1000, commandTimeout: 500 })
+  if (redis !== undefined) {
+    let down = false
+    let closing = false
+    const lost = (error?: Error): void => {
+      if (!down && !closing) app.log.error({ err: error }, 'Redis is unreachable: rate limits are not enforced until it returns')
+      down = true
+    }
+    redis.on('error', lost)
+    redis.on('close', () => { lost() })
+    redis.on('ready', () => {
+      if (down) app.log.info('Redis is back: rate limits are enforced again')
+      down = false
+    })
+    app.addHook('onClose', async function closeRedis () {
+      closing = true
+      redis.disconnect()
+    })
+    // Start counting from the first request when Redis is there; start anyway (failing open) when it is not.
+    await new Promise<void>(resolve => {
+      const timer = setTimeout(resolve, 2000)
+      redis.once('ready', () => { clearTimeout(timer); resolve() })
+    })
+  }
+
+  // Versioned routes share one budget per key (a route with its own settings, such as the
+  // token endpoint, counts apart); operations and documentation are not limited.
+  app.addHook('onRoute', function limitVersionedRoutes (route) {
+    if (!VERSIONED.test(route.url) && route.config?.rateLimit === undefined) route.config = { ...route.config, rateLimit: false }
+  })
+
+  const timeWindow = options.windowSeconds * 1000
+  await app.register(rateLimit, {
+    global: true,
+    timeWindow,
+    max: async (request: FastifyRequest) => {
+      const scopes = request.principal?.scopes ?? new Set<string>()
+      return Math.max(options.max, ...[...scopes].map(scope => options.scopeLimits.get(scope) ?? 0))
+    },
+    keyGenerator: keyOf,
+    skipOnError: true,
+    ...(redis === undefined ? {} : { redis, nameSpace: 'resourcery-rl:' }),
+    addHeadersOnExceeding: { 'x-ratelimit-limit': true, 'x-ratelimit-remaining': true, 'x-ratelimit-reset': true },
+    addHeaders: { 'x-ratelimit-limit': true, 'x-ratelimit-remaining': true, 'x-ratelimit-reset': true, 'retry-after': true },
+    errorResponseBuilder: (_request, context) => annotate(
+      new TooManyRequests(`more than ${context.max} requests in ${options.windowSeconds} s; retry after ${Math.ceil(context.ttl / 1000)} s`),
+      {}
+    )
+  })
+
+  // The IETF draft's structured fields (draft-ietf-httpapi-ratelimit-headers), from the same counters.
+  app.addHook('onSend', async function rateLimitFields (_request: FastifyRequest, reply: FastifyReply, payload: unknown) {
+    const limit = reply.getHeader('x-ratelimit-limit')
+    if (limit === undefined) return payload
+    reply.header('ratelimit-policy', `"default";q=${String(limit)};w=${options.windowSeconds}`)
+    reply.header('ratelimit', `"default";r=${String(reply.getHeader('x-ratelimit-remaining'))};t=${String(reply.getHeader('x-ratelimit-reset'))}`)
+    return payload
+  })
+}
+
+/** Per-route settings for the token endpoint: few attempts per client IP. */
+export function tokenEndpointLimit (max: number, windowSeconds: number) {
+  return { max, timeWindow: windowSeconds * 1000, keyGenerator: (request: FastifyRequest) => `token:${request.ip}` }
+}
+
+export default fp(limits, { name: 'resourcery-rate-limit', dependencies: ['resourcery-auth'] })

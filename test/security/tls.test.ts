@@ -1,0 +1,84 @@
+import { execFileSync, spawnSync } from 'node:child_process'
+import { readFileSync } from 'node:fs'
+import { Agent, request } from 'node:https'
+import { connect } from 'node:http2'
+import t from 'tap'
+import { SERVER_ENTRY, startServer } from '../server/spawn.js'
+
+function selfSigned (dir: string, name: string): { cert: string, key: string } {
+  const cert = `${dir}/${name}.crt`
+  const key = `${dir}/${name}.key`
+  execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', key, '-out', cert,
+    '-days', '1', '-subj', `/CN=${name}`, '-addext', 'subjectAltName=IP:127.0.0.1,DNS:localhost'], { stdio: 'ignore' })
+  return { cert, key }
+}
+
+interface Answer { status: number, headers: Record<string, unknown>, fingerprint: string }
+
+async function get (url: string, ca: string, agent: Agent): Promise<Answer> {
+  return await new Promise((resolve, reject) => {
+    const req = request(url, { ca, agent }, response => {
+      // Read the peer certificate now: once the body ends, the socket goes back to the agent.
+      const socket = response.socket as unknown as { getPeerCertificate (): { fingerprint256: string } }
+      const fingerprint = socket.getPeerCertificate().fingerprint256
+      response.resume()
+      response.on('end', () => resolve({ status: response.statusCode ?? 0, headers: response.headers, fingerprint }))
+    })
+    req.on('error', reject)
+    req.end()
+  })
+}
+
+t.test('HTTPS in-process with HSTS; SIGHUP swaps the certificate without dropping connections', async t => {
+  const dir = t.testdir()
+  const first = selfSigned(dir, 'first')
+  const live = { cert: `${dir}/live.crt`, key: `${dir}/live.key` }
+  execFileSync('cp', [first.cert, live.cert])
+  execFileSync('cp', [first.key, live.key])
+  const server = await startServer({ DATABASE_URL: `sqlite:${dir}/app.db`, TLS_CERT_FILE: live.cert, TLS_KEY_FILE: live.key })
+  t.teardown(() => { server.child.kill('SIGKILL') })
+  t.match(server.base, /^https:/)
+
+  const kept = new Agent({ keepAlive: true, maxSockets: 1 })
+  t.teardown(() => kept.destroy())
+  const before = await get(`${server.base}/health`, readFileSync(first.cert, 'utf8'), kept)
+  t.equal(before.status, 200)
+  t.match(before.headers['strict-transport-security'], /max-age=31536000/)
+
+  const second = selfSigned(dir, 'second')
+  execFileSync('cp', [second.cert, live.cert])
+  execFileSync('cp', [second.key, live.key])
+  server.child.kill('SIGHUP')
+  for (let i = 0; i < 50 && !server.logs.some(line => line.msg === 'reloaded the TLS certificate'); i++) await new Promise(resolve => setTimeout(resolve, 100))
+  t.ok(server.logs.some(line => line.msg === 'reloaded the TLS certificate'))
+
+  const reused = await get(`${server.base}/health`, readFileSync(first.cert, 'utf8'), kept)
+  t.equal(reused.status, 200, 'the open connection keeps working')
+  t.equal(reused.fingerprint, before.fingerprint, 'on its original certificate')
+  const fresh = await get(`${server.base}/health`, readFileSync(second.cert, 'utf8'), new Agent())
+  t.equal(fresh.status, 200)
+  t.not(fresh.fingerprint, before.fingerprint, 'new connections get the new certificate')
+})
+
+t.test('HTTP2=1 serves HTTP/2 over TLS', async t => {
+  const dir = t.testdir()
+  const pair = selfSigned(dir, 'h2')
+  const server = await startServer({ DATABASE_URL: `sqlite:${dir}/app.db`, TLS_CERT_FILE: pair.cert, TLS_KEY_FILE: pair.key, HTTP2: '1' })
+  t.teardown(() => { server.child.kill('SIGKILL') })
+  const session = connect(server.base, { ca: readFileSync(pair.cert, 'utf8') })
+  t.teardown(() => session.close())
+  const headers = await new Promise<Record<string, unknown>>((resolve, reject) => {
+    const stream = session.request({ ':path': '/health' })
+    stream.on('response', resolve)
+    stream.on('error', reject)
+    stream.resume()
+  })
+  t.equal(headers[':status'], 200)
+  t.match(headers['strict-transport-security'], /max-age/)
+})
+
+t.test('plain HTTP beyond loopback is refused at start with what to do', async t => {
+  const result = spawnSync(process.execPath, [SERVER_ENTRY], { env: { PATH: process.env.PATH ?? '', HOST: '0.0.0.0', DATABASE_URL: `sqlite:${t.testdir()}/app.db` }, encoding: 'utf8' })
+  t.equal(result.status, 1)
+  t.match(result.stderr, /HOST=0\.0\.0\.0 would serve plain HTTP beyond this machine: set TLS_CERT_FILE and TLS_KEY_FILE, or TRUST_PROXY/)
+})
