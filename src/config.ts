@@ -18,6 +18,8 @@ export const Settings = Type.Object({
     default: 'sqlite:./data/app.db',
     description: '`sqlite:<file>` (created on first start) or `postgres://user@host:port/db`.'
   }),
+  DATABASE_POOL_SIZE: Type.Integer({ minimum: 1, maximum: 1000, default: 10, description: 'PostgreSQL connections per process.' }),
+  DATABASE_TIMEOUT_MS: Type.Integer({ minimum: 100, default: 5000, description: 'PostgreSQL: longest wait to connect and for one statement; past it the request is a 503.' }),
   SQLITE_SYNCHRONOUS: Type.Union([Type.Literal('FULL'), Type.Literal('NORMAL'), Type.Literal('EXTRA')], {
     default: 'FULL', description: 'FULL: an acknowledged write survives a power loss. NORMAL: only a process crash, but faster.'
   }),

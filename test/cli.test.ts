@@ -21,7 +21,7 @@ t.test('keys create prints the key as the last line; it works until revoked', as
   t.match(listed.stdout, /^1\trsy_\S+…\tci\tprojects:read tasks:read\texpires \d{4}-/m)
   t.notMatch(listed.stdout, created.last, 'the list does not show the key')
 
-  const app = await buildTestApp(t, { databaseFile: file })
+  const app = await buildTestApp(t, { databaseUrl: `sqlite:${file}` })
   const authorization = `Bearer ${created.last}`
   t.equal((await app.inject({ method: 'GET', url: '/v1/tasks', headers: { authorization } })).statusCode, 200)
   const apiKeys = body(await app.inject({ method: 'GET', url: '/v1/api-keys' }))
@@ -38,7 +38,7 @@ t.test('clients create prints the secret last; token mints a JWT for local use',
   t.equal(client.status, 0, client.stderr)
   const clientId = /client_id: (\S+)/.exec(client.stdout)?.[1]
   t.match(clientId, /^rsyc_/)
-  const app = await buildTestApp(t, { databaseFile: file })
+  const app = await buildTestApp(t, { databaseUrl: `sqlite:${file}` })
   const token = await app.inject({
     method: 'POST',
     url: '/v1/auth/token',

@@ -2,7 +2,9 @@
  * Builds the real app on a fresh SQLite file per call, and small assertions
  * shared by the HTTP tests.
  */
+import { randomUUID } from 'node:crypto'
 import { createSigner } from 'fast-jwt'
+import pg from 'pg'
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify'
 import type { Test } from 'tap'
 import { resources } from '../schemas/index.js'
@@ -28,8 +30,8 @@ export interface TestAppOptions {
   readonly definitions?: readonly ResourceDefinition[]
   readonly env?: Readonly<Record<string, string>>
   readonly store?: Store
-  /** Reuse this database file instead of a fresh one. */
-  readonly databaseFile?: string
+  /** Use this database instead of the test's fresh one. */
+  readonly databaseUrl?: string
   readonly logStream?: { write (line: string): void }
 }
 
@@ -45,24 +47,62 @@ export function testDatabaseFile (t: Test): string {
   return file
 }
 
-const databaseFile = (t: Test, options: TestAppOptions): string => options.databaseFile ?? testDatabaseFile(t)
+/** The behaviour suites run a second time on PostgreSQL with TEST_DATABASE=postgres (npm test does both). */
+export const ON_POSTGRES = process.env.TEST_DATABASE === 'postgres'
+export const TEST_POSTGRES_URL = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
+export const SQLITE_ONLY = ON_POSTGRES ? 'reads the SQLite file directly; covered by the SQLite run' : false
 
-export function testConfig (t: Test, options: TestAppOptions = {}) {
+const databaseUrls = new WeakMap<Test, Promise<string>>()
+
+/** A schema of its own on the test PostgreSQL server, dropped when the test ends. */
+export async function freshSchema (t: Test): Promise<string> {
+  const schema = `t_${randomUUID().replace(/-/g, '')}`
+  const client = new pg.Client({ connectionString: TEST_POSTGRES_URL })
+  await client.connect()
+  await client.query(`create schema ${schema}`)
+  await client.end()
+  t.teardown(async () => {
+    const cleanup = new pg.Client({ connectionString: TEST_POSTGRES_URL })
+    await cleanup.connect()
+    await cleanup.query(`drop schema ${schema} cascade`)
+    await cleanup.end()
+  })
+  const url = new URL(TEST_POSTGRES_URL)
+  url.searchParams.set('options', `-c search_path=${schema}`)
+  return url.toString()
+}
+
+/** The test's own fresh database: a SQLite file, or a PostgreSQL schema in the PostgreSQL run. */
+export async function testDatabaseUrl (t: Test): Promise<string> {
+  let url = databaseUrls.get(t)
+  if (url === undefined) {
+    url = ON_POSTGRES ? freshSchema(t) : Promise.resolve(`sqlite:${testDatabaseFile(t)}`)
+    databaseUrls.set(t, url)
+  }
+  return await url
+}
+
+export async function testStoreOptions (t: Test) {
+  return { databaseUrl: await testDatabaseUrl(t), sqliteSynchronous: 'NORMAL' as const }
+}
+
+export async function testConfig (t: Test, options: TestAppOptions = {}) {
+  const databaseUrl = options.databaseUrl ?? await testDatabaseUrl(t)
   return loadConfig({
-    DATABASE_URL: `sqlite:${databaseFile(t, options)}`,
+    DATABASE_URL: databaseUrl,
     LOG_LEVEL: 'silent',
     SQLITE_SYNCHRONOUS: 'NORMAL',
     JWT_SECRET: TEST_JWT_SECRET,
     // Tests make many requests from one credential; the rate-limit tests lower this again.
     RATE_LIMIT_MAX: '100000',
-    DATA_DIR: `${databaseFile(t, options)}.data`,
+    DATA_DIR: `${t.testdirName}.data`,
     ...options.env
   })
 }
 
 export async function buildTestApp (t: Test, options: TestAppOptions = {}): Promise<FastifyInstance> {
   const app = await buildApp({
-    config: testConfig(t, options),
+    config: await testConfig(t, options),
     definitions: options.definitions ?? resources,
     ...(options.store === undefined ? {} : { store: options.store }),
     ...(options.logStream === undefined ? {} : { logStream: options.logStream })

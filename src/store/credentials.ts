@@ -46,7 +46,9 @@ export interface CredentialStore {
 
 type Row = Record<string, unknown>
 
-const optional = (value: unknown): string | undefined => value === null || value === undefined ? undefined : String(value)
+/** PostgreSQL returns timestamptz as a Date, SQLite as the ISO text that was written. */
+const timestamp = (value: unknown): string => value instanceof Date ? value.toISOString() : String(value)
+const optional = (value: unknown): string | undefined => value === null || value === undefined ? undefined : timestamp(value)
 
 function apiKey (row: Row): ApiKeyRecord {
   const expiresAt = optional(row.expiresAt)
@@ -57,7 +59,7 @@ function apiKey (row: Row): ApiKeyRecord {
     name: String(row.name),
     prefix: String(row.prefix),
     scopes: JSON.parse(String(row.scopes)) as string[],
-    createdAt: String(row.createdAt),
+    createdAt: timestamp(row.createdAt),
     ...(expiresAt === undefined ? {} : { expiresAt }),
     ...(lastUsedAt === undefined ? {} : { lastUsedAt }),
     ...(revokedAt === undefined ? {} : { revokedAt })
@@ -71,7 +73,7 @@ function client (row: Row): ClientRecord {
     clientId: String(row.clientId),
     name: String(row.name),
     scopes: JSON.parse(String(row.scopes)) as string[],
-    createdAt: String(row.createdAt),
+    createdAt: timestamp(row.createdAt),
     secretHash: String(row.secretHash),
     ...(revokedAt === undefined ? {} : { revokedAt })
   }

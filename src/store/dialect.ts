@@ -4,10 +4,13 @@
  * codes). Everything else lives once in sql-store.ts.
  */
 import type { ColumnDataType, ColumnDefinitionBuilder, Expression, Kysely, SqlBool } from 'kysely'
-import type { ColumnKind } from './tables.js'
+import type { ColumnKind, ExistingColumn } from './tables.js'
 
 /** Tables and columns come from the definitions, so the database is typed loosely. */
 export type Database = Record<string, Record<string, unknown>>
+
+/** A column type: a name Kysely knows, or raw SQL such as `text collate "C"`. */
+export type DataTypeExpression = ColumnDataType | Expression<unknown>
 
 export type ConstraintViolation =
   | { readonly kind: 'unique', readonly column?: string }
@@ -17,7 +20,7 @@ export type ConstraintViolation =
 export interface Dialect {
   readonly name: 'sqlite' | 'postgres'
   readonly db: Kysely<Database>
-  columnType (kind: ColumnKind): ColumnDataType
+  columnType (kind: ColumnKind): DataTypeExpression
   /** Adds the primary-key behaviour of `id` (auto-increment / identity). */
   idColumn (column: ColumnDefinitionBuilder): ColumnDefinitionBuilder
   /** JavaScript value → what the driver stores for a column of this kind. */
@@ -32,4 +35,8 @@ export interface Dialect {
   like (column: Expression<unknown>, pattern: string): Expression<SqlBool>
   /** Names of the indexes that exist (Kysely does not introspect indexes). */
   indexNames (db: Kysely<Database>): Promise<Set<string>>
+  /** The columns of every table in the schema the service uses. */
+  columns (db: Kysely<Database>): Promise<Map<string, ExistingColumn[]>>
+  /** Serializes concurrent migrations (several processes starting at once); inside the migration transaction. */
+  lockMigrations (db: Kysely<Database>): Promise<void>
 }

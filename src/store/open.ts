@@ -1,12 +1,15 @@
 /** DATABASE_URL → the Store for that database. */
 import type { Model } from '../resources/model.js'
 import { createSqlStore } from './sql-store.js'
+import { openPostgres } from './postgres.js'
 import { openSqlite, type SqliteSynchronous } from './sqlite.js'
 import type { Store } from './store.js'
 
 export interface StoreOptions {
   readonly databaseUrl: string
   readonly sqliteSynchronous: SqliteSynchronous
+  readonly databasePoolSize?: number
+  readonly databaseTimeoutMs?: number
 }
 
 /** `sqlite:./data/app.db`, `sqlite:/abs/path.db`, `sqlite:///abs/path.db`, `sqlite::memory:`. */
@@ -19,5 +22,5 @@ export function openStore (model: Model, options: StoreOptions): Store {
   if (options.databaseUrl.startsWith('sqlite:')) {
     return createSqlStore(openSqlite({ file: sqliteFile(options.databaseUrl), synchronous: options.sqliteSynchronous }), model)
   }
-  throw new Error(`DATABASE_URL ${options.databaseUrl.replace(/\/\/[^@/]*@/, '//…@')} is not supported: use sqlite:<file>`)
+  return createSqlStore(openPostgres({ url: options.databaseUrl, poolSize: options.databasePoolSize ?? 10, timeoutMs: options.databaseTimeoutMs ?? 5000 }), model)
 }

@@ -12,7 +12,7 @@ import { createCredentialTables, credentialStore } from './credentials.js'
 import type { Database, Dialect } from './dialect.js'
 import { createIdempotencyTable, idempotencyStore } from './idempotency.js'
 import { MigrationRefused, type ListQuery, type MigrationReport, type SortKey, type Store, type StoredRecord, type WriteOptions } from './store.js'
-import { MIGRATIONS_TABLE, SECRETS_TABLE, planMigration, tableSpec, type ColumnKind, type ColumnSpec, type ExistingColumn, type TableSpec } from './tables.js'
+import { MIGRATIONS_TABLE, SECRETS_TABLE, planMigration, tableSpec, type ColumnKind, type ColumnSpec, type TableSpec } from './tables.js'
 
 type Row = Record<string, unknown>
 type Builder = ExpressionBuilder<Database, string>
@@ -145,11 +145,6 @@ export function createSqlStore (dialect: Dialect, model: Model): Store {
     throw new StillReferenced(`this ${resource.singular} is still referenced by ${holders.join(' and ') || 'other records'}; delete or move them first`)
   }
 
-  async function existingColumns (): Promise<Map<string, ExistingColumn[]>> {
-    const tables = await db.introspection.getTables()
-    return new Map(tables.map(table => [table.name, table.columns.map(column => ({ name: column.name, dataType: column.dataType, notNull: !column.isNullable }))]))
-  }
-
   function columnDefinition (spec: ColumnSpec) {
     return (column: Parameters<Dialect['idColumn']>[0]) => {
       let built = spec.kind === 'id' ? dialect.idColumn(column) : column
@@ -167,15 +162,23 @@ export function createSqlStore (dialect: Dialect, model: Model): Store {
     return `create table ${spec.name}`
   }
 
+  /** Every method of a sub-store, with connectivity failures turned into 503s like the rest. */
+  function guarded<T extends object> (target: T): T {
+    const wrapped: Record<string, unknown> = {}
+    for (const [name, method] of Object.entries(target)) {
+      wrapped[name] = async (...args: unknown[]) => await (method as (...args: unknown[]) => Promise<unknown>).apply(wrapped, args).catch(rethrow)
+    }
+    return wrapped as T
+  }
+
   return {
     dialect: dialect.name,
-    credentials: credentialStore(db),
-    idempotency: idempotencyStore(db),
+    credentials: guarded(credentialStore(db)),
+    idempotency: guarded(idempotencyStore(db)),
 
     async migrate (): Promise<MigrationReport> {
-      const plan = planMigration([...specs.values()], await existingColumns(), dialect.sameType)
-      if (plan.refusals.length > 0) throw new MigrationRefused(plan.refusals)
       return await db.transaction().execute(async trx => {
+        await dialect.lockMigrations(trx)
         await trx.schema.createTable(MIGRATIONS_TABLE).ifNotExists()
           .addColumn('id', dialect.columnType('id'), column => dialect.idColumn(column))
           .addColumn('appliedAt', dialect.columnType('timestamp'), column => column.notNull())
@@ -187,6 +190,9 @@ export function createSqlStore (dialect: Dialect, model: Model): Store {
           .execute()
         await createCredentialTables(trx, dialect)
         await createIdempotencyTable(trx, dialect)
+        // Planned inside the transaction, after the lock, so a concurrent start sees the finished result.
+        const plan = planMigration([...specs.values()], await dialect.columns(trx), dialect.sameType)
+        if (plan.refusals.length > 0) throw new MigrationRefused(plan.refusals)
         const applied: string[] = []
         for (const spec of plan.createTables) applied.push(await createTable(trx, spec))
         for (const { table, column } of plan.addColumns) {

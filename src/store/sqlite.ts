@@ -76,6 +76,12 @@ export function openSqlite (options: SqliteOptions): Dialect {
     },
     like: (column, pattern) => sql<SqlBool>`resourcery_fold(${column}) like ${pattern.toLowerCase()} escape '\\'`,
     sameType: (kind, dataType) => TYPES[kind] === dataType.toLowerCase(),
+    async columns (executor) {
+      const tables = await executor.introspection.getTables()
+      return new Map(tables.map(table => [table.name, table.columns.map(column => ({ name: column.name, dataType: column.dataType, notNull: !column.isNullable }))]))
+    },
+    // The first write of the migration transaction takes SQLite's database lock; nothing more is needed.
+    async lockMigrations () {},
     async indexNames (executor) {
       const result = await sql<{ name: string }>`select name from sqlite_master where type = 'index'`.execute(executor)
       return new Set(result.rows.map(row => row.name))

@@ -1,13 +1,11 @@
-import BetterSqlite3 from 'better-sqlite3'
 import t from 'tap'
 import { hashApiKey } from '../../src/auth/secrets.js'
-import { assertProblem, bearer, body, buildTestApp, logCollector, post, testDatabaseFile } from '../helper.js'
+import { assertProblem, bearer, body, buildTestApp, logCollector, post } from '../helper.js'
 
 const basic = (id: string, secret: string): string => `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}`
 const form = 'application/x-www-form-urlencoded'
 
 t.test('API keys: created by admins, shown once, stored as a hash, revocable', async t => {
-  const file = testDatabaseFile(t)
   const logs = logCollector()
   const app = await buildTestApp(t, { logStream: logs, env: { LOG_LEVEL: 'info' } })
   const created = await post(app, '/v1/api-keys', { name: 'reporting', scopes: ['projects:read'] })
@@ -27,10 +25,8 @@ t.test('API keys: created by admins, shown once, stored as a hash, revocable', a
   t.notOk('key' in listed[0], 'lists never show the key')
   t.match(listed[0].lastUsedAt, /^\d{4}-/, 'last use is recorded')
 
-  const db = new BetterSqlite3(file, { readonly: true })
-  const stored = db.prepare('select * from resourcery_api_keys').all() as Array<Record<string, unknown>>
-  db.close()
-  t.equal(stored[0]!.hash, hashApiKey(key.key))
+  const stored = await app.store.credentials.findApiKey(hashApiKey(key.key))
+  t.equal(stored?.id, key.id, 'stored under its SHA-256 hash')
   t.notMatch(JSON.stringify(stored), key.key, 'the key itself is not stored')
   t.notMatch(JSON.stringify(logs.lines), key.key.slice(4), 'nor logged')
 
@@ -63,15 +59,12 @@ t.test('API keys: expiry, bad scopes, admin only', async t => {
 })
 
 t.test('client credentials: Basic at the token endpoint, scopes cut to the client\'s', async t => {
-  const file = testDatabaseFile(t)
   const app = await buildTestApp(t)
   const created = await post(app, '/v1/clients', { name: 'billing', scopes: ['projects:read', 'notes:read', 'notes:write'] })
   t.equal(created.statusCode, 201)
   const client = body(created)
   t.match(client, { id: Number, clientId: /^rsyc_/, name: 'billing', scopes: ['projects:read', 'notes:read', 'notes:write'], createdAt: String, clientSecret: String })
-  const db = new BetterSqlite3(file, { readonly: true })
-  const stored = db.prepare('select secretHash from resourcery_clients').get() as { secretHash: string }
-  db.close()
+  const stored = (await app.store.credentials.findClient(client.clientId))!
   t.match(stored.secretHash, /^[A-Za-z0-9+/=]+:[A-Za-z0-9+/=]+$/, 'a salted slow hash')
   t.notMatch(stored.secretHash, client.clientSecret)
   t.notOk('clientSecret' in body(await app.inject({ method: 'GET', url: '/v1/clients' }))[0])

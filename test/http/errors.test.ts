@@ -4,7 +4,7 @@ import { resources } from '../../schemas/index.js'
 import { buildModel } from '../../src/resources/model.js'
 import { openStore } from '../../src/store/open.js'
 import type { Store } from '../../src/store/store.js'
-import { assertProblem, body, buildTestApp, createProject, listen, logCollector, testDatabaseFile } from '../helper.js'
+import { assertProblem, body, buildTestApp, createProject, listen, logCollector, testStoreOptions } from '../helper.js'
 
 t.test('unknown paths are 404 problems', async t => {
   const app = await buildTestApp(t)
@@ -95,7 +95,7 @@ t.test('malformed, empty, deep, poisoned and non-UTF-8 bodies are 400', async t 
 
 t.test('a 500 says nothing of internals; the log has them under the request id', async t => {
   const model = buildModel(resources)
-  const real = openStore(model, { databaseUrl: `sqlite:${testDatabaseFile(t)}`, sqliteSynchronous: 'NORMAL' })
+  const real = openStore(model, await testStoreOptions(t))
   const broken: Store = {
     ...real,
     migrate: async () => await real.migrate(),

@@ -3,7 +3,7 @@ import { resources } from '../../schemas/index.js'
 import { buildModel } from '../../src/resources/model.js'
 import { openStore } from '../../src/store/open.js'
 import type { Store } from '../../src/store/store.js'
-import { assertProblem, body, buildTestApp, testDatabaseFile } from '../helper.js'
+import { assertProblem, body, buildTestApp, testStoreOptions } from '../helper.js'
 
 t.test('/health and /ready answer 200 without credentials', async t => {
   const app = await buildTestApp(t)
@@ -17,7 +17,7 @@ t.test('/health and /ready answer 200 without credentials', async t => {
 })
 
 t.test('/ready is 503 while the database does not answer, and recovers', async t => {
-  const real = openStore(buildModel(resources), { databaseUrl: `sqlite:${testDatabaseFile(t)}`, sqliteSynchronous: 'NORMAL' })
+  const real = openStore(buildModel(resources), await testStoreOptions(t))
   let reachable = true
   const flaky: Store = {
     ...real,

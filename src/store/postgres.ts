@@ -1,0 +1,112 @@
+/**
+ * The PostgreSQL dialect (pg through Kysely): types, value encoding, error
+ * codes and introspection. Strings are stored with COLLATE "C" so they sort
+ * by code point exactly as on SQLite, whatever the server's collation; `like`
+ * folds case with ICU so it matches beyond ASCII, also as on SQLite.
+ */
+import { Kysely, PostgresDialect, sql, type SqlBool } from 'kysely'
+import pg from 'pg'
+import type { ConstraintViolation, Database, Dialect } from './dialect.js'
+import type { ColumnKind, ExistingColumn } from './tables.js'
+
+export interface PostgresOptions {
+  readonly url: string
+  readonly poolSize: number
+  /** Bound on connecting and on each statement, so an outage answers 503 instead of hanging. */
+  readonly timeoutMs: number
+}
+
+const TYPES: Record<ColumnKind, string> = {
+  id: 'bigint',
+  integer: 'bigint',
+  number: 'double precision',
+  boolean: 'boolean',
+  string: 'text',
+  json: 'jsonb',
+  timestamp: 'timestamptz'
+}
+
+/** What information_schema calls each type, for comparing with the definitions. */
+const INTROSPECTED: Record<ColumnKind, string> = {
+  id: 'bigint',
+  integer: 'bigint',
+  number: 'double precision',
+  boolean: 'boolean',
+  string: 'text',
+  json: 'jsonb',
+  timestamp: 'timestamp with time zone'
+}
+
+const INT8 = 20
+// Ids and integers are bigint columns; every value the API accepts is a safe integer, so a number is exact.
+const types = {
+  getTypeParser: ((oid: number, format?: string) => oid === INT8 ? (value: string) => Number(value) : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser
+}
+
+const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', '57P01', '57P02', '57P03', '53300'])
+
+export function openPostgres (options: PostgresOptions): Dialect {
+  const pool = new pg.Pool({
+    connectionString: options.url,
+    max: options.poolSize,
+    connectionTimeoutMillis: options.timeoutMs,
+    statement_timeout: options.timeoutMs,
+    query_timeout: options.timeoutMs + 1000,
+    types
+  })
+  // An idle connection that breaks (server restart) must not crash the process; the pool replaces it.
+  pool.on('error', () => {})
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
+
+  return {
+    name: 'postgres',
+    db,
+    columnType: kind => kind === 'string' ? sql`text collate "C"` : sql.raw(TYPES[kind]),
+    idColumn: column => column.primaryKey().generatedByDefaultAsIdentity(),
+    encode (kind, value) {
+      if (value === undefined || value === null) return null
+      // pg would turn a JavaScript array into a PostgreSQL array; jsonb wants JSON text.
+      if (kind === 'json') return JSON.stringify(value)
+      return value
+    },
+    decode (kind, value) {
+      if (value === null || value === undefined) return undefined
+      if (kind === 'timestamp') return value instanceof Date ? value.toISOString() : new Date(String(value)).toISOString()
+      return value
+    },
+    like: (column, pattern) => sql<SqlBool>`lower(${column} collate "und-x-icu") like ${pattern.toLowerCase()} escape '\\'`,
+    classify (error): ConstraintViolation | undefined {
+      const { code, constraint } = (error ?? {}) as { code?: string, constraint?: string }
+      if (code === '23505') {
+        // Unique indexes are named {table}_{column}_key (tables.ts).
+        const column = constraint === undefined ? undefined : /_([^_]+)_key$/.exec(constraint)?.[1]
+        return { kind: 'unique', ...(column === undefined ? {} : { column }) }
+      }
+      if (code === '23503') return { kind: 'foreign-key' }
+      const message = (error as Error | undefined)?.message ?? ''
+      if ((code !== undefined && (CONNECTION_CODES.has(code) || code.startsWith('08'))) || /timeout|terminat|Connection/i.test(message)) return { kind: 'unavailable' }
+      return undefined
+    },
+    sameType: (kind, dataType) => INTROSPECTED[kind] === dataType,
+    async columns (executor) {
+      const result = await sql<{ table: string, column: string, type: string, nullable: string }>`
+        select table_name as "table", column_name as "column", data_type as "type", is_nullable as "nullable"
+        from information_schema.columns where table_schema = current_schema() order by ordinal_position`.execute(executor)
+      const tables = new Map<string, ExistingColumn[]>()
+      for (const row of result.rows) {
+        const columns = tables.get(row.table) ?? []
+        columns.push({ name: row.column, dataType: row.type, notNull: row.nullable === 'NO' })
+        tables.set(row.table, columns)
+      }
+      return tables
+    },
+    async indexNames (executor) {
+      const result = await sql<{ name: string }>`select indexname as name from pg_indexes where schemaname = current_schema()`.execute(executor)
+      return new Set(result.rows.map(row => row.name))
+    },
+    async lockMigrations (executor) {
+      // Held until the migration transaction ends: a second process waits, then finds nothing to do.
+      await sql`select pg_advisory_xact_lock(hashtext('resourcery-migrate'))`.execute(executor)
+    }
+  }
+}
