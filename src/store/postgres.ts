@@ -27,15 +27,7 @@ const TYPES: Record<ColumnKind, string> = {
 }
 
 /** What information_schema calls each type, for comparing with the definitions. */
-const INTROSPECTED: Record<ColumnKind, string> = {
-  id: 'bigint',
-  integer: 'bigint',
-  number: 'double precision',
-  boolean: 'boolean',
-  string: 'text',
-  json: 'jsonb',
-  timestamp: 'timestamp with time zone'
-}
+const INTROSPECTED: Record<ColumnKind, string> = { ...TYPES, timestamp: 'timestamp with time zone' }
 
 const INT8 = 20
 // Ids and integers are bigint columns; every value the API accepts is a safe integer, so a number is exact.
