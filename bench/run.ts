@@ -1,0 +1,140 @@
+/**
+ * npm run bench [-- --quick]: the service's throughput and latency with the
+ * full production stack, as ratios to a bare Fastify baseline measured in the
+ * same run on the same machine. The server is pinned to CPU 0 and the load
+ * generator (this process) to CPU 1 when taskset exists.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
+import { mkdtempSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import autocannon from 'autocannon'
+import BetterSqlite3 from 'better-sqlite3'
+import { createSigner } from 'fast-jwt'
+import { hashApiKey, newApiKey } from '../src/auth/secrets.js'
+import { cursorCodec } from '../src/resources/cursor.js'
+import { seed } from './seed.js'
+
+const quick = process.argv.includes('--quick')
+const DURATION = quick ? 3 : 10
+const RUNS = quick ? 1 : 3
+const CONNECTIONS = 50
+const SECRET = 'bench-secret-bench-secret-bench-secret-123'
+const pinned = spawnSync('which', ['taskset']).status === 0
+
+if (pinned && process.env.RESOURCERY_BENCH_PINNED !== '1') {
+  const child = spawnSync('taskset', ['-c', '1', process.execPath, ...process.execArgv, ...process.argv.slice(1)], { stdio: 'inherit', env: { ...process.env, RESOURCERY_BENCH_PINNED: '1' } })
+  process.exit(child.status ?? 1)
+}
+
+const dist = fileURLToPath(new URL('..', import.meta.url))
+interface Server { child: ChildProcess, base: string }
+
+async function start (args: string[], env: Record<string, string>, port: number): Promise<Server> {
+  const command = pinned ? 'taskset' : process.execPath
+  const child = spawn(command, pinned ? ['-c', '0', process.execPath, ...args] : args, { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'inherit'] })
+  child.stdout!.resume()
+  const base = `http://127.0.0.1:${port}`
+  for (let i = 0; i < 200; i++) {
+    try {
+      if ((await fetch(`${base}/${args[1] === 'hello' ? 'hello' : 'health'}`)).status < 500) return { child, base }
+    } catch { /* not yet listening */ }
+    await new Promise(resolve => setTimeout(resolve, 100))
+  }
+  throw new Error(`server ${args.join(' ')} did not start`)
+}
+
+function rssMb (pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8')
+  return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024
+}
+
+interface Workload { name: string, method?: 'GET' | 'POST' | 'PATCH', path: string, headers?: Record<string, string>, body?: string, expect?: number }
+interface Figures { rps: number, p50: number, p99: number, rssMb: number, errors: number }
+
+async function measure (server: Server, workload: Workload): Promise<Figures> {
+  const runs: Figures[] = []
+  await autocannon({ url: server.base + workload.path, connections: CONNECTIONS, duration: 1, method: workload.method ?? 'GET', headers: workload.headers, body: workload.body })
+  for (let run = 0; run < RUNS; run++) {
+    let peak = 0
+    const sampler = setInterval(() => { peak = Math.max(peak, rssMb(server.child.pid!)) }, 250)
+    const result = await autocannon({ url: server.base + workload.path, connections: CONNECTIONS, duration: DURATION, method: workload.method ?? 'GET', headers: workload.headers, body: workload.body, expectBody: undefined })
+    clearInterval(sampler)
+    // Every answer must have the expected status; anything else is counted as an error.
+    const wrong = Object.entries(result.statusCodeStats ?? {}).filter(([code]) => Number(code) !== (workload.expect ?? 200)).reduce((n, [, stats]) => n + (stats.count ?? 0), 0)
+    runs.push({ rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, rssMb: Math.round(peak), errors: result.errors + result.timeouts + wrong })
+  }
+  runs.sort((a, b) => a.rps - b.rps)
+  return runs[Math.floor(runs.length / 2)]!
+}
+
+async function main (): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'resourcery-bench-'))
+  const results: Record<string, Figures & { ratio: number }> = {}
+  const table: string[] = []
+  const record = (name: string, figures: Figures, baseline: number): void => {
+    results[name] = { ...figures, ratio: Number((figures.rps / baseline).toFixed(3)) }
+    table.push(`${name.padEnd(34)} ${figures.rps.toFixed(0).padStart(8)} req/s  ratio ${(figures.rps / baseline).toFixed(3)}  p50 ${String(figures.p50).padStart(4)} ms  p99 ${String(figures.p99).padStart(4)} ms  rss ${String(figures.rssMb).padStart(4)} MB${figures.errors > 0 ? `  errors ${figures.errors}` : ''}`)
+  }
+
+  const hello = await start([join(dist, 'bench/baseline.js'), 'hello', '3900'], {}, 3900)
+  const baseline = await measure(hello, { name: 'baseline', path: '/hello' })
+  hello.child.kill()
+  record('baseline: bare Fastify hello', baseline, baseline.rps)
+  const fsync = await start([join(dist, 'bench/baseline.js'), 'insert', '3901', join(dir, 'bare.db')], {}, 3901)
+  record('bare better-sqlite3 insert (FULL)', await measure(fsync, { name: 'bare insert', method: 'POST', path: '/items', headers: { 'content-type': 'application/json' }, body: '{"name":"x"}', expect: 201 }), baseline.rps)
+  fsync.child.kill()
+
+  for (const [label, tasks] of quick ? [['100k', 100_000]] as const : [['100k', 100_000], ['1M', 1_000_000]] as const) {
+    const file = join(dir, `${label}.db`)
+    process.stderr.write(`seeding ${label} tasks…\n`)
+    await seed(file, 10_000, tasks)
+    const db = new BetterSqlite3(file)
+    const key = newApiKey()
+    db.prepare('insert into resourcery_api_keys (name, prefix, hash, scopes, createdAt) values (?, ?, ?, ?, ?)').run('bench', key.prefix, hashApiKey(key.key), '["admin"]', new Date().toISOString())
+    const server = await start([join(dist, 'src/server.js')], {
+      NODE_ENV: 'production', DATABASE_URL: `sqlite:${file}`, PORT: '3902', JWT_SECRET: SECRET, RATE_LIMIT_MAX: '100000000', LOG_LEVEL: 'info', DATA_DIR: dir
+    }, 3902)
+    const secretRow = db.prepare("select value from resourcery_secrets where name = 'cursor-signing'").get() as { value: string }
+    db.close()
+    const jwt = `Bearer ${createSigner({ key: SECRET, algorithm: 'HS256', expiresIn: 3_600_000 })({ sub: 'bench', scope: 'admin' })}`
+    const auth = { authorization: jwt }
+    const etag = (await fetch(`${server.base}/v1/tasks/12345`, { headers: auth })).headers.get('etag')!
+    const deepCursor = cursorCodec(Buffer.from(secretRow.value, 'base64')).encode({ sort: 'id', values: [80_000] })
+    const workloads: Workload[] = label === '100k'
+      ? [
+          { name: 'GET one task (JWT)', path: '/v1/tasks/12345', headers: auth },
+          { name: 'GET one task (API key)', path: '/v1/tasks/12345', headers: { authorization: `Bearer ${key.key}` } },
+          { name: 'GET one task, 304 revalidation', path: '/v1/tasks/12345', headers: { ...auth, 'if-none-match': etag }, expect: 304 },
+          { name: 'GET list of 20 + X-Total-Count', path: '/v1/tasks?limit=20', headers: auth },
+          { name: 'GET filtered + sorted list', path: '/v1/tasks?filter=active&sort=-priority&limit=20', headers: auth },
+          { name: 'GET deep page (page 4000)', path: '/v1/tasks?page=4000&limit=20', headers: auth },
+          { name: 'GET deep position by cursor', path: `/v1/tasks?limit=20&cursor=${deepCursor}`, headers: auth },
+          { name: 'POST a task (durable, FULL)', method: 'POST', path: '/v1/tasks', headers: { ...auth, 'content-type': 'application/json' }, body: '{"name":"bench","projectId":1}', expect: 201 },
+          { name: 'PATCH a task with If-Match', method: 'PATCH', path: '/v1/tasks/777', headers: { ...auth, 'content-type': 'application/merge-patch+json', 'if-match': '*' }, body: '{"priority":2}' }
+        ]
+      : [
+          { name: 'GET list of 20 + X-Total-Count', path: '/v1/tasks?limit=20', headers: auth },
+          { name: 'GET filtered + sorted list', path: '/v1/tasks?filter=active&sort=-priority&limit=20', headers: auth },
+          { name: 'GET deep position by cursor', path: `/v1/tasks?limit=20&cursor=${deepCursor}`, headers: auth }
+        ]
+    for (const workload of workloads) {
+      process.stderr.write(`${label}: ${workload.name}…\n`)
+      record(`${workload.name} [${label}]`, await measure(server, workload), baseline.rps)
+    }
+    server.child.kill('SIGTERM')
+  }
+  for (const name of ['GET list of 20 + X-Total-Count', 'GET filtered + sorted list', 'GET deep position by cursor']) {
+    const small = results[`${name} [100k]`]
+    const large = results[`${name} [1M]`]
+    if (small !== undefined && large !== undefined) table.push(`growth 1M / 100k: ${name.padEnd(32)} ${(large.rps / small.rps).toFixed(3)}`)
+  }
+  process.stdout.write(`\n${table.join('\n')}\n`)
+  mkdirSync('bench/results', { recursive: true })
+  const out = `bench/results/${new Date().toISOString().replace(/[:.]/g, '-')}${quick ? '-quick' : ''}.json`
+  writeFileSync(out, `${JSON.stringify({ quick, durationSeconds: DURATION, runs: RUNS, connections: CONNECTIONS, pinned, results }, null, 2)}\n`)
+  process.stdout.write(`written ${out}\n`)
+}
+
+await main()
