@@ -31,6 +31,26 @@ const TYPES: Record<ColumnKind, 'text' | 'integer' | 'real'> = {
   timestamp: 'text'
 }
 
+/** Statements prepared once per distinct SQL text; the queries come from the definitions, so there are few. */
+const STATEMENT_CACHE_SIZE = 500
+
+function reusingStatements (database: BetterSqlite3.Database): { prepare (sql: string): BetterSqlite3.Statement, close (): void } {
+  const statements = new Map<string, BetterSqlite3.Statement>()
+  return {
+    prepare (sql) {
+      let statement = statements.get(sql)
+      if (statement === undefined) {
+        statement = database.prepare(sql)
+        // Oldest first out: a Map iterates in insertion order.
+        if (statements.size >= STATEMENT_CACHE_SIZE) statements.delete(statements.keys().next().value!)
+        statements.set(sql, statement)
+      }
+      return statement
+    },
+    close () { database.close() }
+  }
+}
+
 export function openSqlite (options: SqliteOptions): Dialect {
   if (options.file !== ':memory:') mkdirSync(dirname(options.file), { recursive: true })
   const database = new BetterSqlite3(options.file)
@@ -40,7 +60,7 @@ export function openSqlite (options: SqliteOptions): Dialect {
   database.pragma('busy_timeout = 5000')
   // SQLite's lower() and LIKE fold ASCII only; JavaScript folds all of Unicode, as PostgreSQL's ILIKE does.
   database.function('resourcery_fold', { deterministic: true }, (value: unknown) => typeof value === 'string' ? value.toLowerCase() : value)
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database }) })
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: reusingStatements(database) }) })
 
   return {
     name: 'sqlite',
