@@ -17,7 +17,7 @@ const USAGE = `usage: resourcery <command>
 commands:
   serve              start the HTTP server (configured by environment variables)
   migrate            create or additively extend the database tables, then exit
-  openapi [FILE]     write the OpenAPI document (default openapi/openapi.json)
+  openapi [FILE]     write the OpenAPI document (default openapi/openapi.json, and .yaml beside it)
   openapi --check [FILE]
                      exit 1 if FILE is not what the definitions generate
   keys create --name N --scopes "a b" [--expires 30d]
@@ -43,21 +43,27 @@ async function migrate (): Promise<void> {
   }
 }
 
+/** The JSON document and its YAML twin beside it (`openapi/openapi.json` → `openapi/openapi.yaml`). */
 async function openapi (args: string[]): Promise<void> {
   const check = args.includes('--check')
-  const file = args.find(arg => !arg.startsWith('--')) ?? 'openapi/openapi.json'
-  const document = await openapiDocument(resources)
+  const jsonFile = args.find(arg => !arg.startsWith('--')) ?? 'openapi/openapi.json'
+  const yamlFile = jsonFile.replace(/\.json$/, '.yaml')
+  const { json, yaml } = await openapiDocument(resources)
   if (check) {
-    const current = await readFile(file, 'utf8').catch(() => '')
-    if (current !== document) {
-      process.stderr.write(`${file} is stale: run npm run openapi\n`)
+    const stale = []
+    for (const [file, text] of [[jsonFile, json], [yamlFile, yaml]] as const) {
+      if (await readFile(file, 'utf8').catch(() => '') !== text) stale.push(file)
+    }
+    if (stale.length > 0) {
+      process.stderr.write(`${stale.join(' and ')} stale: run npm run openapi\n`)
       process.exit(1)
     }
     return
   }
-  await mkdir(dirname(file), { recursive: true })
-  await writeFile(file, document)
-  process.stdout.write(`wrote ${file}\n`)
+  await mkdir(dirname(jsonFile), { recursive: true })
+  await writeFile(jsonFile, json)
+  await writeFile(yamlFile, yaml)
+  process.stdout.write(`wrote ${jsonFile} and ${yamlFile}\n`)
 }
 
 async function main ([command, ...args]: string[]): Promise<void> {

@@ -3,16 +3,23 @@
  * definitions with default settings, so it does not depend on the machine
  * or environment that generates it.
  */
+import { stringify } from 'yaml'
 import { buildApp } from './app.js'
 import { loadConfig } from './config.js'
 import type { ResourceDefinition } from './resources/define.js'
 
-export async function openapiDocument (definitions: readonly ResourceDefinition[]): Promise<string> {
-  const config = loadConfig({ DATABASE_URL: 'sqlite::memory:', LOG_LEVEL: 'silent' })
+export interface OpenApiFiles {
+  readonly json: string
+  readonly yaml: string
+}
+
+export async function openapiDocument (definitions: readonly ResourceDefinition[]): Promise<OpenApiFiles> {
+  const config = loadConfig({ DATABASE_URL: 'sqlite::memory:', LOG_LEVEL: 'silent', JWT_SECRET: 'only-used-to-build-the-document-not-to-sign' })
   const app = await buildApp({ config, definitions })
   try {
     await app.ready()
-    return `${JSON.stringify(app.swagger(), null, 2)}\n`
+    const document = app.swagger()
+    return { json: `${JSON.stringify(document, null, 2)}\n`, yaml: stringify(document, { aliasDuplicateObjects: false }) }
   } finally {
     await app.close()
   }

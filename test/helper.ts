@@ -12,6 +12,7 @@ import { buildApp } from '../src/app.js'
 import { loadConfig } from '../src/config.js'
 import type { ResourceDefinition } from '../src/resources/define.js'
 import type { Store } from '../src/store/store.js'
+import { contractChecker, type ContractChecker } from './support/contract.js'
 
 export const TEST_JWT_SECRET = 'a-test-secret-that-is-long-enough-for-hs256'
 
@@ -108,7 +109,31 @@ export async function buildTestApp (t: Test, options: TestAppOptions = {}): Prom
     ...(options.logStream === undefined ? {} : { logStream: options.logStream })
   })
   t.teardown(() => app.close())
-  return authenticatedByDefault(app)
+  return heldToTheDocument(t, authenticatedByDefault(app))
+}
+
+/** Every injected exchange is checked against the app's own OpenAPI document (test/support/contract.ts). */
+function heldToTheDocument (t: Test, app: FastifyInstance): FastifyInstance {
+  const inject = app.inject.bind(app) as (options: InjectOptions) => Promise<LightMyRequestResponse>
+  let checker: ContractChecker | undefined
+  const checked = async (options: InjectOptions): Promise<LightMyRequestResponse> => {
+    const response = await inject(options)
+    checker ??= contractChecker(app.swagger() as Json)
+    const headers = (options.headers ?? {}) as Record<string, string | undefined>
+    const problems = checker.check({
+      method: options.method ?? 'GET',
+      url: String(options.url),
+      requestBody: options.payload,
+      requestType: headers['content-type'] ?? (typeof options.payload === 'object' ? 'application/json' : undefined),
+      status: response.statusCode,
+      headers: response.headers,
+      body: response.body
+    })
+    for (const problem of problems) t.fail(`contract: ${problem}`)
+    return response
+  }
+  Object.assign(app, { inject: checked })
+  return app
 }
 
 /** Injected requests go through real authentication with an admin token unless the test sets `authorization`. */

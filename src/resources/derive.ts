@@ -105,7 +105,8 @@ function writableProperties (resource: Resource, map: (field: Field) => TSchema)
   return properties
 }
 
-const asDeclared = (field: Field): TSchema => field.required ? field.schema : Type.Optional(field.schema)
+/** A defaulted field may be left out of a body (it then gets its default), so it is optional there. */
+const asDeclared = (field: Field): TSchema => field.required && !field.hasDefault ? field.schema : Type.Optional(field.schema)
 
 /** Merge-patch property: absent = unchanged; `null` = remove (optional) or reset (defaulted). */
 function patchProperty (field: Field): TSchema {

@@ -15,6 +15,7 @@ const WHEN: Record<number, string> = {
   409: 'A unique field is already taken, the resource is still referenced, or a request with the same Idempotency-Key is still running.',
   412: 'If-Match names no current ETag: the resource changed since it was read. Nothing was changed.',
   413: 'The body is larger than the configured limit.',
+  414: 'The query string is longer than 4096 characters.',
   415: 'The body is not JSON (`Accept-Post` / `Accept-Patch` say what is accepted).',
   422: 'The Idempotency-Key was already used with a different request.',
   428: 'This resource requires If-Match on writes.',
@@ -24,19 +25,37 @@ const WHEN: Record<number, string> = {
 }
 
 const problem = Type.Ref('Problem')
+const header = (type: 'string' | 'integer', description: string) => ({ type, description })
 
 export function problemResponses (statuses: readonly number[]): Record<number, unknown> {
   const responses: Record<number, unknown> = {}
   for (const status of [...statuses, 500, 503]) {
     responses[status] = {
       description: WHEN[status] ?? STATUS_CODES[status] ?? 'Error',
+      ...(status === 429 ? { headers: { ...RATE_LIMIT_HEADERS, 'Retry-After': header('integer', 'Seconds until a request may succeed again.') } } : {}),
       content: { [PROBLEM_MEDIA_TYPE]: { schema: problem } }
     }
   }
   return responses
 }
 
-const header = (type: 'string' | 'integer', description: string) => ({ type, description })
+/** On every answer of a rate-limited route. */
+export const RATE_LIMIT_HEADERS = {
+  'X-RateLimit-Limit': header('integer', 'Requests allowed in the window.'),
+  'X-RateLimit-Remaining': header('integer', 'Requests left in the window.'),
+  'X-RateLimit-Reset': header('integer', 'Seconds until the window resets.'),
+  'RateLimit-Policy': header('string', 'IETF draft: `"default";q=<limit>;w=<window seconds>`.'),
+  RateLimit: header('string', 'IETF draft: `"default";r=<remaining>;t=<seconds to reset>`.')
+}
+
+/** The success responses of a rate-limited operation, with the rate-limit headers added. */
+export function withRateLimitHeaders (responses: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(responses).map(([status, response]) => {
+    if (Number(status) >= 300 || typeof response !== 'object' || response === null) return [status, response]
+    const { headers, ...rest } = response as { headers?: Record<string, unknown> }
+    return [status, { ...rest, headers: { ...headers, ...RATE_LIMIT_HEADERS } }]
+  }))
+}
 
 export const LOCATION = { Location: header('string', 'Path of the created resource.') }
 const ETAG = { ETag: header('string', 'Strong entity tag of the record; send it in If-Match to change it safely, or If-None-Match to revalidate.') }

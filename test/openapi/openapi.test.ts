@@ -1,15 +1,17 @@
 import { readFile } from 'node:fs/promises'
 import t from 'tap'
+import { parse } from 'yaml'
 import { resources } from '../../schemas/index.js'
 import { openapiDocument } from '../../src/openapi-document.js'
 import { body, buildTestApp } from '../helper.js'
 
-const COMMITTED = new URL('../../openapi/openapi.json', import.meta.url)
-
-t.test('openapi/openapi.json is what the definitions generate (run npm run openapi)', async t => {
-  const committed = await readFile(COMMITTED, 'utf8').catch(() => '')
+t.test('openapi/openapi.json and openapi.yaml are what the definitions generate (run npm run openapi)', async t => {
   const generated = await openapiDocument(resources)
-  t.ok(committed === generated, 'openapi/openapi.json is fresh')
+  for (const [name, text] of [['openapi.json', generated.json], ['openapi.yaml', generated.yaml]] as const) {
+    const committed = await readFile(new URL(`../../openapi/${name}`, import.meta.url), 'utf8').catch(() => '')
+    t.ok(committed === text, `openapi/${name} is fresh`)
+  }
+  t.same(parse(generated.yaml), JSON.parse(generated.json), 'the YAML says the same as the JSON')
 })
 
 t.test('/openapi.json serves an OpenAPI 3.1 document with stable names', async t => {

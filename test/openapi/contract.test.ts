@@ -1,0 +1,23 @@
+import t from 'tap'
+import { body, buildTestApp } from '../helper.js'
+import { contractChecker } from '../support/contract.js'
+
+// The whole suite runs every injected exchange through this checker (test/helper.ts); here it must catch lies.
+t.test('the contract checker catches undocumented statuses, wrong bodies, missing headers and invalid accepted requests', async t => {
+  const app = await buildTestApp(t)
+  const checker = contractChecker(body(await app.inject({ method: 'GET', url: '/openapi.json' })))
+  const limits = { 'x-ratelimit-limit': '100', 'x-ratelimit-remaining': '99', 'x-ratelimit-reset': '60', 'ratelimit-policy': '"default";q=100;w=60', ratelimit: '"default";r=99;t=60' }
+  const json = { 'content-type': 'application/json; charset=utf-8', ...limits }
+  const project = { id: 1, name: 'p', active: true, tags: [], links: { self: '/v1/projects/1', tasks: '/v1/projects/1/tasks' }, createdAt: '2026-01-01T00:00:00.000Z', updatedAt: '2026-01-01T00:00:00.000Z' }
+  const ok = { method: 'GET', url: '/v1/projects/1', status: 200, headers: json, body: JSON.stringify(project) }
+  t.same(checker.check(ok), [], 'a true exchange passes')
+  t.match(checker.check({ ...ok, status: 418 }), [/status not documented/])
+  t.match(checker.check({ ...ok, body: JSON.stringify({ ...project, id: 'one' }) }), [/body does not match/])
+  t.match(checker.check({ ...ok, body: JSON.stringify({ ...project, secret: 1 }) }), [/body does not match/])
+  t.match(checker.check({ ...ok, headers: { ...json, 'content-type': 'text/html' } }), [/media type text\/html not documented/])
+  const { 'x-ratelimit-limit': _dropped, ...withoutLimit } = json
+  t.match(checker.check({ ...ok, headers: withoutLimit }), [/documented header X-RateLimit-Limit missing/])
+  const created = { method: 'POST', url: '/v1/projects', status: 201, headers: json, body: JSON.stringify(project), requestBody: { name: 'p', colour: 'red' }, requestType: 'application/json' }
+  t.match(checker.check(created), [/accepted a request the document calls invalid/])
+  t.same(checker.check({ ...ok, url: '/not/documented' }), [], 'undocumented paths (404s) are not operations')
+})

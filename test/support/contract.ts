@@ -1,0 +1,90 @@
+/**
+ * The generated OpenAPI document, held to the wire: every response a test
+ * receives must be documented for its operation and status, its body valid
+ * against the documented schema and its documented headers present; every
+ * request the server accepts must be valid per the document. The test helper
+ * runs this on every injected request, so the whole suite checks it.
+ */
+import AjvModule, { type ValidateFunction } from 'ajv'
+import formatsModule from 'ajv-formats'
+
+// Both are CommonJS modules whose class / function is their `default`.
+const Ajv = AjvModule.default
+const addFormats = formatsModule.default
+
+type Json = Record<string, any>
+
+interface Operation {
+  readonly pattern: RegExp
+  readonly path: string
+  readonly operation: Json
+}
+
+/** Headers that are documented but present only in some answers of a status. */
+const CONDITIONAL_HEADERS = new Set(['x-total-count', 'location', 'etag', 'last-modified', 'cache-control'])
+
+export interface ContractChecker {
+  /** Every way this exchange departs from the document (empty when it conforms). */
+  check (exchange: { method: string, url: string, requestBody?: unknown, requestType?: string, status: number, headers: Record<string, unknown>, body: string }): string[]
+}
+
+export function contractChecker (document: Json): ContractChecker {
+  const ajv = new Ajv({ strict: false, allErrors: true })
+  addFormats(ajv)
+  ajv.addSchema({ $id: 'doc', components: document.components })
+  const compiled = new Map<unknown, ValidateFunction>()
+  const validator = (schema: unknown): ValidateFunction => {
+    let validate = compiled.get(schema)
+    if (validate === undefined) {
+      // Component references point into the registered document.
+      validate = ajv.compile(JSON.parse(JSON.stringify(schema).replace(/"#\/components\//g, '"doc#/components/')))
+      compiled.set(schema, validate)
+    }
+    return validate!
+  }
+  const operations: Operation[] = []
+  for (const [path, methods] of Object.entries(document.paths as Json)) {
+    const pattern = new RegExp(`^${path.replace(/\{[^}]+\}/g, '[^/]+')}/?$`)
+    for (const [method, operation] of Object.entries(methods as Json)) operations.push({ pattern, path: `${method.toUpperCase()} ${path}`, operation: { ...operation, method } })
+  }
+  const find = (method: string, path: string): Operation | undefined =>
+    operations.find(candidate => candidate.operation.method === (method === 'HEAD' ? 'get' : method.toLowerCase()) && candidate.pattern.test(path))
+
+  return {
+    check ({ method, url, requestBody, requestType, status, headers, body }) {
+      const path = url.split('?')[0]!
+      const found = find(method, path)
+      if (found === undefined || status === 405) return []
+      const problems: string[] = []
+      const where = `${found.path} → ${status}`
+      const response = found.operation.responses?.[String(status)]
+      if (response === undefined) return [`${where}: status not documented`]
+      const type = String(headers['content-type'] ?? '').split(';')[0]!.trim()
+      // A compressed body is the same document in another coding; the uncompressed twin is checked elsewhere.
+      if (method !== 'HEAD' && body !== '' && status !== 304 && headers['content-encoding'] === undefined) {
+        const media = response.content?.[type]
+        if (media === undefined) problems.push(`${where}: media type ${type} not documented`)
+        else if (!validator(media.schema)(JSON.parse(body))) problems.push(`${where}: body does not match: ${ajv.errorsText(validator(media.schema).errors)}`)
+      }
+      for (const name of Object.keys(response.headers ?? {})) {
+        if (!CONDITIONAL_HEADERS.has(name.toLowerCase()) && headers[name.toLowerCase()] === undefined) problems.push(`${where}: documented header ${name} missing`)
+      }
+      if (status < 300 && requestBody !== undefined && found.operation.requestBody !== undefined) {
+        const media = found.operation.requestBody.content?.[String(requestType ?? 'application/json').split(';')[0]!.trim()]
+        const parsed = typeof requestBody === 'string' ? tryParse(requestBody) : requestBody
+        if (media === undefined) problems.push(`${where}: accepted a request of an undocumented media type ${String(requestType)}`)
+        else if (parsed !== undefined && !validator(media.schema)(parsed)) problems.push(`${where}: accepted a request the document calls invalid: ${ajv.errorsText(validator(media.schema).errors)}`)
+      }
+      return problems
+    }
+  }
+}
+
+function tryParse (text: string): unknown {
+  try {
+    return JSON.parse(text)
+  } catch {
+    // A form body (the token endpoint): compare its fields.
+    return Object.fromEntries(new URLSearchParams(text))
+  }
+}
