@@ -10,7 +10,7 @@ import { Id } from '../resources/derive.js'
 import { jsonResponse, problemResponses } from '../resources/responses.js'
 import type { ApiKeyRecord, ClientRecord } from '../store/credentials.js'
 import { ADMIN_SCOPE } from './authenticate.js'
-import { securityFor } from './openapi-security.js'
+import { scopeNote, securityFor } from './openapi-security.js'
 import { hashClientSecret, newApiKey, newClientCredentials } from './secrets.js'
 
 const Scope = Type.String({ minLength: 1, maxLength: 100, pattern: '^[a-z][a-z0-9-]*(:(read|write))?$' })
@@ -76,7 +76,7 @@ export interface AdminRoutesOptions {
 
 export async function adminRoutes (app: FastifyInstance, { knownScopes }: AdminRoutesOptions): Promise<void> {
   const schema = (tag: string, operationId: string, summary: string, extra: Record<string, unknown>) => ({
-    tags: [tag], operationId, summary, security: securityFor(ADMIN_SCOPE), ...extra
+    tags: [tag], operationId, summary, description: `${summary}. ${scopeNote(ADMIN_SCOPE)}`, security: securityFor(ADMIN_SCOPE), ...extra
   })
   const config = { scope: ADMIN_SCOPE }
   const writeConfig = { ...config, accepts: ['application/json'] }

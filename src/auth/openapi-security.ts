@@ -30,7 +30,15 @@ export function securitySchemes (resources: readonly Resource[]): Record<string,
   }
 }
 
-/** An operation's requirement: any one bearer credential carrying the scope. */
+/**
+ * An operation's requirement: any one bearer credential carrying the scope.
+ * OpenAPI lists scopes only for OAuth schemes; the operation's description
+ * states the scope for the bearer schemes (see scopeNote).
+ */
 export function securityFor (scope: string): Array<Record<string, string[]>> {
-  return [{ bearerJwt: [scope] }, { bearerApiKey: [scope] }, { clientCredentials: [scope] }]
+  return [{ bearerJwt: [] }, { bearerApiKey: [] }, { clientCredentials: [scope] }]
+}
+
+export function scopeNote (scope: string): string {
+  return scope === ADMIN_SCOPE ? 'Needs the `admin` scope.' : `Needs the \`${scope}\` scope (or \`admin\`).`
 }

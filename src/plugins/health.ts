@@ -29,6 +29,7 @@ export async function healthRoutes (app: FastifyInstance): Promise<void> {
       tags: ['operations'],
       operationId: 'getHealth',
       summary: 'Liveness: the process is up',
+      description: 'Answers 200 while the process runs, whatever the database does. Public.',
       response: { 200: jsonResponse('The process is up.', Status), ...problemResponses([]) }
     }
   }, async function health () {
@@ -40,6 +41,7 @@ export async function healthRoutes (app: FastifyInstance): Promise<void> {
       tags: ['operations'],
       operationId: 'getReadiness',
       summary: 'Readiness: the database answers',
+      description: 'Answers 200 when the database answers within 2 s, 503 otherwise: take the process out of the load balancer meanwhile. Public.',
       response: { 200: jsonResponse('Ready to serve requests.', Status), ...problemResponses([]) }
     }
   }, async function ready (request) {

@@ -24,6 +24,7 @@ async function openapi (app: FastifyInstance, options: OpenApiOptions): Promise<
       info: {
         title: 'Resourcery API',
         version: options.version,
+        contact: { name: 'Resourcery maintainers' },
         description: 'Resources generated from TypeBox definitions. Errors are RFC 9457 problem details (`application/problem+json`).'
       },
       servers: [{ url: options.publicUrl === '' ? '/' : options.publicUrl }],

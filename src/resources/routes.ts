@@ -5,7 +5,7 @@
  */
 import { Type } from '@sinclair/typebox'
 import type { FastifyInstance, RouteOptions } from 'fastify'
-import { securityFor } from '../auth/openapi-security.js'
+import { scopeNote, securityFor } from '../auth/openapi-security.js'
 import { JSON_MEDIA_TYPE, MERGE_PATCH_MEDIA_TYPE } from '../http/json-body.js'
 import type { CursorCodec } from './cursor.js'
 import { deprecationHeaders } from './deprecation.js'
@@ -61,6 +61,7 @@ export async function resourceRoutes (app: FastifyInstance, { model, resource, m
         ...(deprecated ? { deprecated: true } : {}),
         security: securityFor(scope),
         ...options.schema,
+        description: `${String(options.schema.summary)}. ${scopeNote(scope)}${deprecated ? ' Deprecated.' : ''}`,
         response: withRateLimitHeaders({ ...(options.schema.response as Record<string, unknown>), ...problemResponses([401, 403, 406, 414, 429]) })
       }
     })
