@@ -1,0 +1,45 @@
+import { existsSync, mkdirSync } from 'node:fs'
+import { chromium } from 'playwright-core'
+import t from 'tap'
+import { body, buildTestApp, listen, post } from '../helper.js'
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
+const skip = existsSync(CHROMIUM) ? false : `no Chromium at ${CHROMIUM} (apt-get install -y chromium; .ci/run installs it)`
+// The flags this machine needs: no sandbox as root, no network beyond loopback.
+const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync']
+const ARTIFACTS = new URL('../../test-artifacts/', import.meta.url)
+
+t.test('/docs in a real browser: loads offline, lists every operation, authorizes with an API key, runs a call', { skip }, async t => {
+  const app = await buildTestApp(t)
+  const key = body(await post(app, '/v1/api-keys', { name: 'docs', scopes: ['admin'] })).key as string
+  const base = await listen(app)
+  const document = body(await app.inject({ method: 'GET', url: '/openapi.json' }))
+  const operations = Object.values(document.paths as Record<string, Record<string, unknown>>).reduce((n, path) => n + Object.keys(path).length, 0)
+
+  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS })
+  t.teardown(async () => { await browser.close() })
+  const page = await browser.newPage()
+  const outside: string[] = []
+  page.on('request', request => { if (!request.url().startsWith(base)) outside.push(request.url()) })
+  await page.goto(`${base}/docs`)
+  await page.waitForSelector('.opblock', { timeout: 20_000 })
+  t.equal(await page.locator('.opblock').count(), operations, `all ${operations} operations are listed`)
+
+  await page.click('button.authorize')
+  const apiKeyInput = page.locator('.auth-container', { hasText: 'bearerApiKey' }).locator('input')
+  await apiKeyInput.fill(key)
+  await page.locator('.auth-container', { hasText: 'bearerApiKey' }).locator('button.authorize').click()
+  await page.click('button.btn-done')
+
+  const list = page.locator('#operations-projects-listProjects')
+  await list.locator('.opblock-summary').click()
+  await list.locator('button.try-out__btn').click()
+  await list.locator('button.execute').click()
+  const status = list.locator('.live-responses-table tr.response .response-col_status').first()
+  await status.waitFor({ timeout: 20_000 })
+  t.equal((await status.innerText()).trim(), '200', 'the try-it call succeeds')
+
+  mkdirSync(ARTIFACTS, { recursive: true })
+  await page.screenshot({ path: new URL('docs.png', ARTIFACTS).pathname, fullPage: false })
+  t.same(outside, [], 'nothing is fetched from outside the service (no CDN)')
+})
