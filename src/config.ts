@@ -53,7 +53,7 @@ export const Settings = Type.Object({
   TRUST_PROXY: Type.String({
     default: '',
     pattern: '^(|true|[0-9A-Za-z.:/]+(,[0-9A-Za-z.:/]+)*)$',
-    description: 'Believe X-Forwarded-For / -Proto from these proxies: addresses or CIDRs (10.0.0.1,10.0.0.0/8), loopback / uniquelocal, or `true` (any). Empty: never.'
+    description: 'Believe X-Forwarded-For / -Proto from these proxies: addresses or CIDRs (10.0.0.1,10.0.0.0/8), loopback / uniquelocal, a hop count (1), or `true` (any). Empty: never.'
   }),
   TLS_CERT_FILE: Type.String({ default: '', description: 'PEM certificate chain: with TLS_KEY_FILE, serve HTTPS (re-read on SIGHUP).' }),
   TLS_KEY_FILE: Type.String({ default: '', description: 'PEM private key for TLS_CERT_FILE.' }),

@@ -11,13 +11,19 @@ export interface TlsMaterial {
 }
 
 /**
- * TRUST_PROXY → Fastify's trustProxy: never, the proxies' addresses / CIDRs /
- * proxy-addr names (loopback, uniquelocal), or everyone. (Fastify refuses hop
- * counts, since a count cannot tell a proxy from a client that adds hops.)
+ * TRUST_PROXY → Fastify's trustProxy: never, a hop count, the proxies'
+ * addresses / CIDRs / proxy-addr names (loopback, uniquelocal), or everyone.
+ * Fastify itself refuses a bare number (a count cannot tell a proxy from a
+ * client that adds hops), so a count is a function here: use it only when
+ * nothing but the proxies can reach the port; prefer addresses.
  */
-export function trustProxy (value: string): boolean | string[] {
+export function trustProxy (value: string): boolean | string[] | ((address: string, hop: number) => boolean) {
   if (value === '') return false
   if (value === 'true') return true
+  if (/^[0-9]+$/.test(value)) {
+    const hops = Number(value)
+    return (_address, hop) => hop < hops
+  }
   return value.split(',').map(entry => entry.trim()).filter(Boolean)
 }
 

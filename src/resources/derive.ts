@@ -5,6 +5,7 @@
  * routes and by the OpenAPI document alike.
  */
 import { Type, type TObject, type TProperties, type TSchema } from '@sinclair/typebox'
+import { CURRENT_VERSION } from '../http/versions.js'
 import type { Field, Model, Resource } from './model.js'
 
 export const MAX_ID = Number.MAX_SAFE_INTEGER
@@ -65,6 +66,25 @@ export function readOnlyNames (resource: Resource): string[] {
   return ['id', 'links', 'createdAt', 'updatedAt', ...(resource.owner === undefined ? [] : [resource.owner])]
 }
 
+/** The definition's example as a client would receive it: defaults filled, id, links and timestamps added. */
+function representationExample (resource: Resource): Record<string, unknown> | undefined {
+  const example = resource.definition.example as Record<string, unknown> | undefined
+  if (example === undefined) return undefined
+  const id = 1
+  const self = `/v${CURRENT_VERSION}/${resource.collection}/${id}`
+  const body: Record<string, unknown> = { id }
+  for (const field of resource.fields.values()) {
+    const value = example[field.name] ?? (field.hasDefault ? field.default : undefined)
+    if (value !== undefined && !field.writeOnly) body[field.name] = value
+  }
+  const links: Record<string, string> = { self }
+  for (const child of resource.children) links[child.name] = `${self}/${child.name}`
+  for (const parent of resource.parents) {
+    if (typeof body[parent.foreignKey] === 'number') links[parent.name] = `/v${CURRENT_VERSION}/${parent.parent}/${String(body[parent.foreignKey])}`
+  }
+  return { ...body, links, createdAt: '2026-01-15T09:30:00.000Z', updatedAt: '2026-01-15T09:30:00.000Z' }
+}
+
 export function representationSchema (resource: Resource): TObject {
   const properties: TProperties = { id: { ...Id, readOnly: true } }
   for (const field of resource.fields.values()) {
@@ -80,11 +100,13 @@ export function representationSchema (resource: Resource): TObject {
   properties.createdAt = { ...Timestamp, readOnly: true }
   properties.updatedAt = { ...Timestamp, readOnly: true }
   const deprecated = resource.definition.deprecated !== undefined && resource.definition.deprecated !== false
+  const example = representationExample(resource)
   return Type.Object(properties, {
     $id: schemaIds(resource).representation,
     additionalProperties: false,
     description: resource.definition.description,
-    ...(deprecated ? { deprecated: true } : {})
+    ...(deprecated ? { deprecated: true } : {}),
+    ...(example === undefined ? {} : { examples: [example] })
   })
 }
 
@@ -93,6 +115,7 @@ function sparseSchema (resource: Resource, representation: TObject): TObject {
   const schema = Type.Object(representation.properties, {
     $id: schemaIds(resource).sparse,
     additionalProperties: false,
+    ...(representation.examples === undefined ? {} : { examples: representation.examples }),
     description: `A ${resource.singular} in a list: every field is present unless \`fields\` asked for fewer; id and links always are.`
   })
   // TypeBox derives `required` from the properties; a sparse item promises only these two.

@@ -1,4 +1,6 @@
 import { readFile } from 'node:fs/promises'
+import AjvModule from 'ajv'
+import formatsModule from 'ajv-formats'
 import t from 'tap'
 import { parse } from 'yaml'
 import { resources } from '../../schemas/index.js'
@@ -57,4 +59,18 @@ t.test('/docs serves the interactive documentation with its assets, no CDN', asy
   t.notMatch(html.body, /https?:\/\/(cdn|unpkg|cdnjs)/, 'assets are served locally')
   const script = await app.inject({ method: 'GET', url: '/docs/static/swagger-ui-bundle.js' })
   t.equal(script.statusCode, 200)
+})
+
+t.test('every resource has request and response examples, and they are valid', async t => {
+  const app = await buildTestApp(t)
+  const document = body(await app.inject({ method: 'GET', url: '/openapi.json' }))
+  const ajv = new AjvModule.default({ strict: false })
+  formatsModule.default(ajv)
+  ajv.addSchema({ $id: 'doc', components: document.components })
+  for (const name of ['Project', 'ProjectCreate', 'ProjectSparse', 'Task', 'TaskCreate', 'Note', 'NoteCreate']) {
+    const schema = document.components.schemas[name]
+    t.ok(Array.isArray(schema.examples) && schema.examples.length > 0, `${name} has an example`)
+    const validate = ajv.compile({ $ref: `doc#/components/schemas/${name}` })
+    t.ok(validate(schema.examples[0]), `${name}'s example is valid: ${ajv.errorsText(validate.errors)}`)
+  }
 })

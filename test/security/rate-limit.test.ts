@@ -73,4 +73,7 @@ t.test('X-Forwarded-For moves the key only when TRUST_PROXY says so', async t =>
   const proxied = await buildTestApp(t, limited(2, { TRUST_PROXY: '127.0.0.1' }))
   t.equal((await spoof(proxied, '1.1.1.1')).headers['x-ratelimit-remaining'], '1')
   t.equal((await spoof(proxied, '2.2.2.2')).headers['x-ratelimit-remaining'], '1', 'behind a trusted proxy each client has its own budget')
+  const hops = await buildTestApp(t, limited(2, { TRUST_PROXY: '1' }))
+  t.equal((await spoof(hops, '4.4.4.4')).headers['x-ratelimit-remaining'], '1')
+  t.equal((await spoof(hops, '5.5.5.5')).headers['x-ratelimit-remaining'], '1', 'a hop count works too')
 })
