@@ -64,7 +64,8 @@ t.test('/docs serves the interactive documentation with its assets, no CDN', asy
 t.test('every resource has request and response examples, and they are valid', async t => {
   const app = await buildTestApp(t)
   const document = body(await app.inject({ method: 'GET', url: '/openapi.json' }))
-  const ajv = new AjvModule.default({ strict: false })
+  const Ajv = AjvModule.default
+  const ajv = new Ajv({ strict: false })
   formatsModule.default(ajv)
   ajv.addSchema({ $id: 'doc', components: document.components })
   for (const name of ['Project', 'ProjectCreate', 'ProjectSparse', 'Task', 'TaskCreate', 'Note', 'NoteCreate']) {
