@@ -34,11 +34,12 @@ async function caching (app: FastifyInstance): Promise<void> {
       const policy = request.routeOptions.config?.cacheControl
       reply.header('cache-control', reading && status < 400 && policy !== undefined ? policy : 'no-store')
     }
-    if (!reading || status !== 200 || (typeof payload !== 'string' && !Buffer.isBuffer(payload))) return payload
-    if (request.routeOptions.config?.cacheControl === undefined) return payload
-    if (!reply.hasHeader('etag')) reply.header('etag', formatEntityTag(bodyTag(payload)))
-    const etag = String(reply.getHeader('etag'))
-    if (noneMatch(request.headers['if-none-match'], { weak: true, opaque: etag.replace(/^W\//, '').replace(/"/g, '') }) === true) {
+    // Records carry their own ETag, and their handler already answered If-None-Match; lists are tagged here.
+    if (!reading || status !== 200 || reply.hasHeader('etag') || request.routeOptions.config?.cacheControl === undefined) return payload
+    if (typeof payload !== 'string' && !Buffer.isBuffer(payload)) return payload
+    const tag = bodyTag(payload)
+    reply.header('etag', formatEntityTag(tag))
+    if (noneMatch(request.headers['if-none-match'], tag) === true) {
       reply.code(304).removeHeader('content-length')
       return ''
     }

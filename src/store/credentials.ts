@@ -50,33 +50,32 @@ type Row = Record<string, unknown>
 const timestamp = (value: unknown): string => value instanceof Date ? value.toISOString() : String(value)
 const optional = (value: unknown): string | undefined => value === null || value === undefined ? undefined : timestamp(value)
 
-function apiKey (row: Row): ApiKeyRecord {
-  const expiresAt = optional(row.expiresAt)
-  const lastUsedAt = optional(row.lastUsedAt)
-  const revokedAt = optional(row.revokedAt)
+/** The named timestamp columns that hold a value; absent ones stay absent, never null. */
+function optionalTimestamps (row: Row, names: readonly string[]): Record<string, string> {
+  const present: Record<string, string> = {}
+  for (const name of names) {
+    const value = optional(row[name])
+    if (value !== undefined) present[name] = value
+  }
+  return present
+}
+
+/** What API keys and clients have in common: id, name, scopes, creation and revocation. */
+function credential (row: Row) {
   return {
     id: Number(row.id),
     name: String(row.name),
-    prefix: String(row.prefix),
     scopes: JSON.parse(String(row.scopes)) as string[],
-    createdAt: timestamp(row.createdAt),
-    ...(expiresAt === undefined ? {} : { expiresAt }),
-    ...(lastUsedAt === undefined ? {} : { lastUsedAt }),
-    ...(revokedAt === undefined ? {} : { revokedAt })
+    createdAt: timestamp(row.createdAt)
   }
 }
 
+function apiKey (row: Row): ApiKeyRecord {
+  return { ...credential(row), prefix: String(row.prefix), ...optionalTimestamps(row, ['expiresAt', 'lastUsedAt', 'revokedAt']) }
+}
+
 function client (row: Row): ClientRecord {
-  const revokedAt = optional(row.revokedAt)
-  return {
-    id: Number(row.id),
-    clientId: String(row.clientId),
-    name: String(row.name),
-    scopes: JSON.parse(String(row.scopes)) as string[],
-    createdAt: timestamp(row.createdAt),
-    secretHash: String(row.secretHash),
-    ...(revokedAt === undefined ? {} : { revokedAt })
-  }
+  return { ...credential(row), clientId: String(row.clientId), secretHash: String(row.secretHash), ...optionalTimestamps(row, ['revokedAt']) }
 }
 
 /** Creates the credential tables when missing; part of every migration. */
