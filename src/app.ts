@@ -4,7 +4,7 @@
  */
 import { randomUUID } from 'node:crypto'
 import type { IncomingMessage } from 'node:http'
-import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify'
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import type { Config } from './config.js'
 import { adminRoutes, adminSchemas } from './auth/admin-routes.js'
 import { scopesOf } from './auth/openapi-security.js'
@@ -14,6 +14,7 @@ import compress from '@fastify/compress'
 import cors from '@fastify/cors'
 import { schemaEpoch } from './http/conditional.js'
 import { corsOptions } from './http/cors.js'
+import { loggerOptions, OneLineLogController, type LogDestination } from './http/request-log.js'
 import { transportOptions, type TlsMaterial } from './http/transport.js'
 import { buildValidator } from './http/validator.js'
 import { CURRENT_VERSION, rewriteVersionedUrl } from './http/versions.js'
@@ -44,7 +45,7 @@ export interface AppOptions {
   /** A store to use instead of opening DATABASE_URL (tests of failure modes). */
   readonly store?: Store
   /** Where log lines go instead of stdout (tests read them). */
-  readonly logStream?: { write (line: string): void }
+  readonly logStream?: LogDestination
   /** Certificate and key when serving HTTPS (read by server.ts from TLS_CERT_FILE / TLS_KEY_FILE). */
   readonly tls?: TlsMaterial
 }
@@ -57,24 +58,15 @@ export function requestIdFor (request: IncomingMessage): string {
   return typeof given === 'string' && SANE_REQUEST_ID.test(given) ? given : randomUUID()
 }
 
-export function loggerOptions (config: Config, stream?: AppOptions['logStream']): FastifyServerOptions['logger'] {
-  return {
-    level: config.logLevel,
-    ...(stream === undefined ? {} : { stream }),
-    // Credentials must never reach a log line, whichever serializer logs headers.
-    redact: { paths: ['req.headers.authorization', 'req.headers.cookie', 'headers.authorization'], censor: '[redacted]' }
-  }
-}
-
 export async function buildApp ({ config, definitions, store: givenStore, logStream, tls }: AppOptions): Promise<FastifyInstance> {
   const model = buildModel(definitions)
   const store = givenStore ?? openStore(model, config)
   // The server's type depends on TLS / HTTP/2; the app is used through the common interface.
   const app = Fastify({
     ...transportOptions(config, tls),
-    logger: loggerOptions(config, logStream),
+    logger: loggerOptions(config.logLevel, logStream),
     genReqId: requestIdFor,
-    logController: new LogController({ requestIdLogLabel: 'requestId' }),
+    logController: new OneLineLogController(),
     bodyLimit: config.bodyLimit,
     return503OnClosing: true,
     rewriteUrl: rewriteVersionedUrl,

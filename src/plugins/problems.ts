@@ -4,6 +4,7 @@
  * problem details, and unexpected errors are logged, never shown. (app.ts
  * installs `notFound` after rate limiting, so unknown paths are limited too.)
  */
+import { noteRefusal } from '../http/request-log.js'
 import { STATUS_CODES } from 'node:http'
 import type { Socket } from 'node:net'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
@@ -44,7 +45,7 @@ function sendProblem (request: FastifyRequest, reply: FastifyReply, original: un
     readOnly: request.routeOptions.config?.readOnly
   })
   if (answer.unexpected) request.log.error({ err: error }, 'unexpected error')
-  else request.log.info({ status: answer.status, problem: answer.body.type, detail: answer.body.detail }, 'request refused')
+  else noteRefusal(request, { problem: answer.body.type, detail: answer.body.detail })
   if (answer.status === 415 || answer.status === 405) {
     const accepts = request.routeOptions.config?.accepts
     if (accepts !== undefined && request.method === 'POST') reply.header('accept-post', accepts.join(', '))

@@ -130,6 +130,15 @@ t.test('X-Request-Id is echoed when sane, generated otherwise; Authorization is 
   t.ok(logs.lines.some(line => line.requestId === 'abc-123.def:9'), 'log lines carry the request id')
 })
 
+t.test('one log line per request, when it completes: method, URL, status, time, request id, why it was refused', async t => {
+  const logs = logCollector()
+  const app = await buildTestApp(t, { logStream: logs, env: { LOG_LEVEL: 'info' } })
+  await app.inject({ method: 'GET', url: '/v1/projects/999999', headers: { 'x-request-id': 'one-line' } })
+  const lines = logs.lines.filter(line => line.requestId === 'one-line')
+  t.equal(lines.length, 1, 'no separate "incoming request" line')
+  t.match(lines[0], { level: 30, msg: 'request completed', method: 'GET', url: '/v1/projects/999999', statusCode: 404, responseTime: Number, problem: /not-found/, detail: /999999/ })
+})
+
 t.test('errors of the HTTP parser are problem+json too (raw socket)', async t => {
   const app = await buildTestApp(t)
   const port = Number(new URL(await listen(app)).port)
