@@ -43,6 +43,7 @@ export const Settings = Type.Object({
   JWT_ISSUER: Type.String({ default: '', description: 'Required `iss` of every token (and the `iss` of tokens the service signs); empty: not checked.' }),
   JWT_AUDIENCE: Type.String({ default: '', description: 'Required `aud` of every token (and the `aud` of tokens the service signs); empty: not checked.' }),
   TOKEN_TTL: Type.String({ default: '1h', pattern: '^[1-9][0-9]*[smhd]?$', description: 'Lifetime of tokens from /v1/auth/token: seconds, or with a unit (30m, 1h, 7d).' }),
+  API_KEY_CACHE_TTL: Type.String({ default: '5s', pattern: '^(0|[1-9][0-9]*[smhd]?)$', description: 'How long a process reuses an API key it has looked up: revoking a key elsewhere (CLI, another process) takes effect within this; `0`: look up on every request.' }),
   AUTHZ_DENIED_STATUS: Type.Union([Type.Literal('401'), Type.Literal('403')], { default: '401', description: 'Status for a valid credential without the needed scope.' }),
   CORS_ORIGINS: Type.String({ default: '', pattern: '^(|\\*|https?://[^,\\s]+(,https?://[^,\\s]+)*)$', description: 'Comma-separated origins browsers may call from (e.g. https://app.example.com), or `*`; empty: no CORS.' }),
   RATE_LIMIT_MAX: Type.Integer({ minimum: 1, default: 100, description: 'Requests per window for each credential (and for each client IP before authentication).' }),

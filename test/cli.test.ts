@@ -11,7 +11,7 @@ function cli (args: string[], env: Record<string, string>) {
   return { status: result.status, stdout: result.stdout, stderr: result.stderr, last: lines.at(-1) ?? '' }
 }
 
-t.test('keys create prints the key as the last line; it works until revoked', async t => {
+t.test('keys create prints the key as the last line; it works until revoked (API_KEY_CACHE_TTL=0)', async t => {
   const file = testDatabaseFile(t)
   const env = { DATABASE_URL: `sqlite:${file}`, DATA_DIR: `${file}.data` }
   const created = cli(['keys', 'create', '--name', 'ci', '--scopes', 'projects:read tasks:read', '--expires', '30d'], env)
@@ -21,7 +21,8 @@ t.test('keys create prints the key as the last line; it works until revoked', as
   t.match(listed.stdout, /^1\trsy_\S+…\tci\tprojects:read tasks:read\texpires \d{4}-/m)
   t.notMatch(listed.stdout, created.last, 'the list does not show the key')
 
-  const app = await buildTestApp(t, { databaseUrl: `sqlite:${file}` })
+  // The CLI is another process: the server sees its revocation within API_KEY_CACHE_TTL.
+  const app = await buildTestApp(t, { databaseUrl: `sqlite:${file}`, env: { API_KEY_CACHE_TTL: '0' } })
   const authorization = `Bearer ${created.last}`
   t.equal((await app.inject({ method: 'GET', url: '/v1/tasks', headers: { authorization } })).statusCode, 200)
   const apiKeys = body(await app.inject({ method: 'GET', url: '/v1/api-keys' }))

@@ -1,4 +1,5 @@
 /** DATABASE_URL → the Store for that database. */
+import { parseDuration } from '../duration.js'
 import type { Model } from '../resources/model.js'
 import { createSqlStore } from './sql-store.js'
 import { openPostgres } from './postgres.js'
@@ -10,6 +11,8 @@ export interface StoreOptions {
   readonly sqliteSynchronous: SqliteSynchronous
   readonly databasePoolSize?: number
   readonly databaseTimeoutMs?: number
+  /** `5s`, `0`…: how long a looked-up API key is reused (API_KEY_CACHE_TTL). */
+  readonly apiKeyCacheTtl?: string
 }
 
 /** `sqlite:./data/app.db`, `sqlite:/abs/path.db`, `sqlite:///abs/path.db`, `sqlite::memory:`. */
@@ -19,8 +22,8 @@ export function sqliteFile (databaseUrl: string): string {
 }
 
 export function openStore (model: Model, options: StoreOptions): Store {
-  if (options.databaseUrl.startsWith('sqlite:')) {
-    return createSqlStore(openSqlite({ file: sqliteFile(options.databaseUrl), synchronous: options.sqliteSynchronous }), model)
-  }
-  return createSqlStore(openPostgres({ url: options.databaseUrl, poolSize: options.databasePoolSize ?? 10, timeoutMs: options.databaseTimeoutMs ?? 5000 }), model)
+  const dialect = options.databaseUrl.startsWith('sqlite:')
+    ? openSqlite({ file: sqliteFile(options.databaseUrl), synchronous: options.sqliteSynchronous })
+    : openPostgres({ url: options.databaseUrl, poolSize: options.databasePoolSize ?? 10, timeoutMs: options.databaseTimeoutMs ?? 5000 })
+  return createSqlStore(dialect, model, { apiKeyCacheMs: (parseDuration(options.apiKeyCacheTtl ?? '5s') ?? 5) * 1000 })
 }

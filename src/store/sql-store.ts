@@ -8,9 +8,11 @@ import { sql, type Expression, type ExpressionBuilder, type SqlBool, type Transa
 import { invalid, StillReferenced, StoreUnavailable, UniqueViolation } from '../errors.js'
 import type { Condition } from '../resources/define.js'
 import type { Model, Resource } from '../resources/model.js'
+import { cachingApiKeys } from './api-key-cache.js'
 import { createCredentialTables, credentialStore } from './credentials.js'
 import type { Database, Dialect } from './dialect.js'
 import { createIdempotencyTable, idempotencyStore } from './idempotency.js'
+import { queryTemplates } from './query-templates.js'
 import { MigrationRefused, type ListQuery, type MigrationReport, type SortKey, type Store, type StoredRecord, type WriteOptions } from './store.js'
 import { MIGRATIONS_TABLE, SECRETS_TABLE, planMigration, tableSpec, type ColumnKind, type ColumnSpec, type TableSpec } from './tables.js'
 
@@ -25,8 +27,14 @@ export function likePattern (value: string): string {
   return value.replace(/[\\%_]/g, match => `\\${match}`).replace(/\*/g, '%')
 }
 
-export function createSqlStore (dialect: Dialect, model: Model): Store {
+export interface SqlStoreOptions {
+  /** How long a looked-up API key is reused; 0: never. */
+  readonly apiKeyCacheMs: number
+}
+
+export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs }: SqlStoreOptions): Store {
   const { db } = dialect
+  const templated = queryTemplates()
   const specs = new Map(model.resources.map(resource => [resource.collection, tableSpec(model, resource)]))
   const kinds = new Map([...specs].map(([table, spec]) => [table, new Map(spec.columns.map(column => [column.name, column.kind]))]))
   const nullable = new Map([...specs].map(([table, spec]) => [table, new Set(spec.columns.filter(column => !column.notNull).map(column => column.name))]))
@@ -173,7 +181,7 @@ export function createSqlStore (dialect: Dialect, model: Model): Store {
 
   return {
     dialect: dialect.name,
-    credentials: guarded(credentialStore(db)),
+    credentials: guarded(cachingApiKeys(credentialStore(db), apiKeyCacheMs)),
     idempotency: guarded(idempotencyStore(db)),
 
     async migrate (): Promise<MigrationReport> {
@@ -253,10 +261,14 @@ export function createSqlStore (dialect: Dialect, model: Model): Store {
     },
 
     async get (resource: Resource, id: number, options?: WriteOptions): Promise<StoredRecord | undefined> {
-      const row = await db.selectFrom(resource.collection).selectAll()
-        .where(matching(resource, [{ field: 'id', op: 'eq', value: id }, ...(options?.where ?? [])]))
-        .executeTakeFirst().catch(rethrow)
-      return row === undefined ? undefined : decode(resource, row)
+      const conditions: Condition[] = [{ field: 'id', op: 'eq', value: id }, ...(options?.where ?? [])]
+      const query = conditions.every(item => item.op === 'eq')
+        ? templated(`get ${resource.collection} ${conditions.map(item => item.field).join(' ')}`,
+          conditions.map(item => dialect.encode(columnKind(resource, item.field), item.value)),
+          slots => db.selectFrom(resource.collection).selectAll().where(eb => eb.and(conditions.map((item, i) => eb(eb.ref(item.field), '=', slots[i])))))
+        : db.selectFrom(resource.collection).selectAll().where(matching(resource, conditions)).compile()
+      const { rows } = await db.executeQuery<Row>(query).catch(rethrow)
+      return rows[0] === undefined ? undefined : decode(resource, rows[0])
     },
 
     async insert (resource: Resource, values: Readonly<Record<string, unknown>>): Promise<StoredRecord> {

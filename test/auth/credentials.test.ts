@@ -1,6 +1,9 @@
 import t from 'tap'
 import { hashApiKey } from '../../src/auth/secrets.js'
-import { assertProblem, bearer, body, buildTestApp, logCollector, post } from '../helper.js'
+import { resources } from '../../schemas/index.js'
+import { buildModel } from '../../src/resources/model.js'
+import { openStore } from '../../src/store/open.js'
+import { assertProblem, bearer, body, buildTestApp, logCollector, post, testStoreOptions } from '../helper.js'
 
 const basic = (id: string, secret: string): string => `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}`
 const form = 'application/x-www-form-urlencoded'
@@ -109,4 +112,31 @@ t.test('token endpoint errors follow RFC 6749 §5.2, as problems', async t => {
 
   t.equal((await app.inject({ method: 'DELETE', url: `/v1/clients/${client.id as number}` })).statusCode, 204)
   t.equal(assertProblem(t, await request(good, 'grant_type=client_credentials'), 401).error, 'invalid_client', 'a revoked client gets no token')
+})
+
+t.test('a key revoked elsewhere (CLI, another process) stops working within API_KEY_CACHE_TTL', async t => {
+  const app = await buildTestApp(t, { env: { API_KEY_CACHE_TTL: '1s' } })
+  // A second store on the same database stands in for the CLI or another process.
+  const elsewhere = openStore(buildModel(resources), await testStoreOptions(t))
+  t.teardown(async () => { await elsewhere.close() })
+  const key = body(await post(app, '/v1/api-keys', { name: 'cached', scopes: ['projects:read'] }))
+  const authorization = `Bearer ${key.key as string}`
+  t.equal((await app.inject({ method: 'GET', url: '/v1/projects', headers: { authorization } })).statusCode, 200)
+  t.ok(await elsewhere.credentials.revokeApiKey(key.id))
+  t.equal((await app.inject({ method: 'GET', url: '/v1/projects', headers: { authorization } })).statusCode, 200, 'still reused inside the TTL')
+  await new Promise(resolve => setTimeout(resolve, 1100))
+  const revoked = await app.inject({ method: 'GET', url: '/v1/projects', headers: { authorization } })
+  assertProblem(t, revoked, 401, 'invalid-token')
+  t.match(body(revoked).detail, /revoked/)
+})
+
+t.test('API_KEY_CACHE_TTL=0 looks every key up on every request', async t => {
+  const app = await buildTestApp(t, { env: { API_KEY_CACHE_TTL: '0' } })
+  const elsewhere = openStore(buildModel(resources), await testStoreOptions(t))
+  t.teardown(async () => { await elsewhere.close() })
+  const key = body(await post(app, '/v1/api-keys', { name: 'uncached', scopes: ['projects:read'] }))
+  const authorization = `Bearer ${key.key as string}`
+  t.equal((await app.inject({ method: 'GET', url: '/v1/projects', headers: { authorization } })).statusCode, 200)
+  t.ok(await elsewhere.credentials.revokeApiKey(key.id))
+  assertProblem(t, await app.inject({ method: 'GET', url: '/v1/projects', headers: { authorization } }), 401, 'invalid-token')
 })
