@@ -83,8 +83,9 @@ export async function buildApp ({ config, definitions, store: givenStore, logStr
     throw error
   }
 
-  app.addHook('onRequest', async function echoRequestId (request, reply) {
+  app.addHook('onRequest', function echoRequestId (request, reply, done) {
     reply.header('x-request-id', request.id)
+    done()
   })
   const methods = trackRouteMethods(app)
   await app.register(problems)

@@ -4,7 +4,7 @@
  * clients itself (`config.auth: 'client'`, the token endpoint); a route with
  * neither fails at start-up instead of being silently public.
  */
-import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction, RequestPayload } from 'fastify'
 import fp from 'fastify-plugin'
 import type { Config } from '../config.js'
 import { createAuthenticator, hasScope, insufficientScope, type Principal } from '../auth/authenticate.js'
@@ -65,21 +65,29 @@ async function auth (app: FastifyInstance, { config }: AuthOptions): Promise<voi
 
   // Identification and enforcement are two steps so that rate limiting, between
   // them, counts a valid credential per credential and everything else per IP.
-  app.addHook('onRequest', async function identify (request: FastifyRequest) {
-    if (request.routeOptions.config?.scope === undefined) return
-    try {
-      request.principal = await authenticator.authenticate(request)
-    } catch (error) {
-      failures.set(request, error)
+  app.addHook('onRequest', function identify (request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction) {
+    if (request.routeOptions.config?.scope === undefined) {
+      done()
+      return
     }
+    authenticator.authenticate(request).then(principal => {
+      request.principal = principal
+      done()
+    }, (error: unknown) => {
+      failures.set(request, error)
+      done()
+    })
   })
-  app.addHook('preParsing', async function authorize (request: FastifyRequest, _reply, payload) {
+  app.addHook('preParsing', function authorize (request: FastifyRequest, _reply: FastifyReply, payload: RequestPayload, done: (error: Error | null, payload?: RequestPayload) => void) {
     const scope = request.routeOptions.config?.scope
-    if (scope === undefined) return payload
+    if (scope === undefined) {
+      done(null, payload)
+      return
+    }
     const failure = failures.get(request)
-    if (failure !== undefined) throw failure
-    if (request.principal === null || !hasScope(request.principal, scope)) throw insufficientScope(scope, deniedStatus)
-    return payload
+    if (failure !== undefined) done(failure as Error)
+    else if (request.principal === null || !hasScope(request.principal, scope)) done(insufficientScope(scope, deniedStatus))
+    else done(null, payload)
   })
 }
 

@@ -18,32 +18,43 @@ declare module 'fastify' {
 
 const VARY = ['Authorization', 'Api-Version']
 
+const JUST_OURS = VARY.join(', ')
+
 function addVary (reply: FastifyReply): void {
   const current = reply.getHeader('vary')
+  if (current === undefined) {
+    reply.header('vary', JUST_OURS)
+    return
+  }
   const names = typeof current === 'string' ? current.split(',').map(name => name.trim()).filter(Boolean) : []
   for (const name of VARY) if (!names.some(existing => existing.toLowerCase() === name.toLowerCase())) names.push(name)
   reply.header('vary', names.join(', '))
 }
 
+/** The payload to send: the same, or none for a 304. */
+function cacheHeaders (request: FastifyRequest, reply: FastifyReply, payload: unknown): unknown {
+  addVary(reply)
+  const reading = request.method === 'GET' || request.method === 'HEAD'
+  const status = reply.statusCode
+  if (!reply.hasHeader('cache-control')) {
+    const policy = request.routeOptions.config?.cacheControl
+    reply.header('cache-control', reading && status < 400 && policy !== undefined ? policy : 'no-store')
+  }
+  // Records carry their own ETag, and their handler already answered If-None-Match; lists are tagged here.
+  if (!reading || status !== 200 || reply.hasHeader('etag') || request.routeOptions.config?.cacheControl === undefined) return payload
+  if (typeof payload !== 'string' && !Buffer.isBuffer(payload)) return payload
+  const tag = bodyTag(payload)
+  reply.header('etag', formatEntityTag(tag))
+  if (noneMatch(request.headers['if-none-match'], tag) === true) {
+    reply.code(304).removeHeader('content-length')
+    return ''
+  }
+  return payload
+}
+
 async function caching (app: FastifyInstance): Promise<void> {
-  app.addHook('onSend', async function cacheHeaders (request: FastifyRequest, reply: FastifyReply, payload: unknown) {
-    addVary(reply)
-    const reading = request.method === 'GET' || request.method === 'HEAD'
-    const status = reply.statusCode
-    if (!reply.hasHeader('cache-control')) {
-      const policy = request.routeOptions.config?.cacheControl
-      reply.header('cache-control', reading && status < 400 && policy !== undefined ? policy : 'no-store')
-    }
-    // Records carry their own ETag, and their handler already answered If-None-Match; lists are tagged here.
-    if (!reading || status !== 200 || reply.hasHeader('etag') || request.routeOptions.config?.cacheControl === undefined) return payload
-    if (typeof payload !== 'string' && !Buffer.isBuffer(payload)) return payload
-    const tag = bodyTag(payload)
-    reply.header('etag', formatEntityTag(tag))
-    if (noneMatch(request.headers['if-none-match'], tag) === true) {
-      reply.code(304).removeHeader('content-length')
-      return ''
-    }
-    return payload
+  app.addHook('onSend', function cachingHeaders (request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (error: null, payload: unknown) => void) {
+    done(null, cacheHeaders(request, reply, payload))
   })
 }
 

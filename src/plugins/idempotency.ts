@@ -11,6 +11,7 @@ import { createHash } from 'node:crypto'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { IdempotencyInProgress, IdempotencyKeyReused, invalid } from '../errors.js'
+import { addRouteHook } from '../http/route-hooks.js'
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -37,9 +38,9 @@ export function requestFingerprint (method: string, url: string, body: unknown):
 async function idempotency (app: FastifyInstance): Promise<void> {
   const { idempotency: records } = app.store
 
-  app.addHook('preHandler', async function claimIdempotencyKey (request: FastifyRequest, reply: FastifyReply) {
+  async function claimIdempotencyKey (request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
     const key = request.headers['idempotency-key']
-    if (request.routeOptions.config?.idempotent !== true || key === undefined) return
+    if (key === undefined) return
     if (typeof key !== 'string' || !KEY.test(key)) {
       throw invalid([{ in: 'header', pointer: '/Idempotency-Key', detail: 'must be 1 to 255 visible ASCII characters' }])
     }
@@ -58,9 +59,9 @@ async function idempotency (app: FastifyInstance): Promise<void> {
     if (existing.response === undefined) throw new IdempotencyInProgress('the first request with this Idempotency-Key is still running; retry shortly')
     for (const [name, value] of Object.entries(existing.response.headers)) reply.header(name, value)
     return await reply.code(existing.response.status).header('idempotent-replayed', 'true').send(existing.response.body === '' ? undefined : existing.response.body)
-  })
+  }
 
-  app.addHook('onSend', async function rememberResponse (request: FastifyRequest, reply: FastifyReply, payload: unknown) {
+  async function rememberResponse (request: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown> {
     const claim = claims.get(request)
     if (claim === undefined) return payload
     claims.delete(request)
@@ -75,6 +76,13 @@ async function idempotency (app: FastifyInstance): Promise<void> {
     }
     await records.complete(claim.subject, claim.key, { status: reply.statusCode, headers, body: typeof payload === 'string' ? payload : '' })
     return payload
+  }
+
+  // Only the routes that honour Idempotency-Key carry its hooks.
+  app.addHook('onRoute', function honourIdempotencyKeys (route) {
+    if (route.config?.idempotent !== true) return
+    addRouteHook(route, 'preHandler', claimIdempotencyKey)
+    addRouteHook(route, 'onSend', rememberResponse)
   })
 
   // Expired keys are purged hourly; the timer never keeps the process alive.

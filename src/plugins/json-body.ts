@@ -3,10 +3,11 @@
  * text/plain parser would turn a mislabelled JSON body into a string), and
  * holds each route to the media types it declares in `config.accepts`.
  */
-import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
 import fp from 'fastify-plugin'
 import { UnsupportedMediaType } from '../errors.js'
 import { JSON_MEDIA_TYPE, MERGE_PATCH_MEDIA_TYPE, parseJsonBody } from '../http/json-body.js'
+import { addRouteHook } from '../http/route-hooks.js'
 
 const mediaTypeOf = (header: string | undefined): string =>
   (header ?? '').split(';')[0]!.trim().toLowerCase()
@@ -25,13 +26,15 @@ async function jsonBody (app: FastifyInstance): Promise<void> {
       done(null, value)
     })
   }
-  app.addHook('preValidation', async function checkMediaType (request: FastifyRequest) {
-    const accepts = request.routeOptions.config?.accepts
-    if (accepts === undefined || request.body === undefined) return
-    const type = mediaTypeOf(request.headers['content-type'])
-    if (!accepts.includes(type)) {
-      throw new UnsupportedMediaType(`${request.method} here accepts ${accepts.join(' or ')}, not ${type || 'a body without Content-Type'}`)
-    }
+  // Only routes that declare the media types they accept check them.
+  app.addHook('onRoute', function checkDeclaredMediaTypes (route) {
+    const accepts = route.config?.accepts
+    if (accepts === undefined) return
+    addRouteHook(route, 'preValidation', function checkMediaType (request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction) {
+      const type = mediaTypeOf(request.headers['content-type'])
+      if (request.body === undefined || accepts.includes(type)) done()
+      else done(new UnsupportedMediaType(`${request.method} here accepts ${accepts.join(' or ')}, not ${type || 'a body without Content-Type'}`))
+    })
   })
 }
 

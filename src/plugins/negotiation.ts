@@ -5,19 +5,26 @@
  * (HTML) are outside this rule.
  */
 import Negotiator from 'negotiator'
-import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
 import fp from 'fastify-plugin'
 import { NotAcceptable } from '../errors.js'
 
 const PRODUCED = ['application/json', 'application/problem+json']
+const ANYTHING = new Set(['*/*', 'application/json', 'application/*'])
 
 async function negotiation (app: FastifyInstance): Promise<void> {
-  app.addHook('onRequest', async function checkAccept (request: FastifyRequest) {
+  app.addHook('onRequest', function checkAccept (request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction) {
     const accept = request.headers.accept
-    if (accept === undefined || accept.trim() === '' || request.routeOptions.url?.startsWith('/docs') === true) return
-    if (new Negotiator({ headers: { accept } }).mediaType(PRODUCED) === undefined) {
-      throw new NotAcceptable(`this service produces ${PRODUCED.join(' and ')}; the Accept header allows neither`)
+    // The common answers are decided without parsing the header.
+    if (accept === undefined || ANYTHING.has(accept) || accept.trim() === '' || request.routeOptions.url?.startsWith('/docs') === true) {
+      done()
+      return
     }
+    if (new Negotiator({ headers: { accept } }).mediaType(PRODUCED) === undefined) {
+      done(new NotAcceptable(`this service produces ${PRODUCED.join(' and ')}; the Accept header allows neither`))
+      return
+    }
+    done()
   })
 }
 

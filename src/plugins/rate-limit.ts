@@ -75,10 +75,13 @@ async function limits (app: FastifyInstance, options: RateLimitOptions): Promise
   await app.register(rateLimit, {
     global: true,
     timeWindow,
-    max: async (request: FastifyRequest) => {
-      const scopes = request.principal?.scopes ?? new Set<string>()
-      return Math.max(options.max, ...[...scopes].map(scope => options.scopeLimits.get(scope) ?? 0))
-    },
+    // A plain number unless scopes have their own limits: a function costs an await per request.
+    max: options.scopeLimits.size === 0
+      ? options.max
+      : async (request: FastifyRequest) => {
+        const scopes = request.principal?.scopes ?? new Set<string>()
+        return Math.max(options.max, ...[...scopes].map(scope => options.scopeLimits.get(scope) ?? 0))
+      },
     keyGenerator: keyOf,
     skipOnError: true,
     ...(redis === undefined ? {} : { redis, nameSpace: 'resourcery-rl:' }),
@@ -91,12 +94,13 @@ async function limits (app: FastifyInstance, options: RateLimitOptions): Promise
   })
 
   // The IETF draft's structured fields (draft-ietf-httpapi-ratelimit-headers), from the same counters.
-  app.addHook('onSend', async function rateLimitFields (_request: FastifyRequest, reply: FastifyReply, payload: unknown) {
+  app.addHook('onSend', function rateLimitFields (_request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (error: null, payload: unknown) => void) {
     const limit = reply.getHeader('x-ratelimit-limit')
-    if (limit === undefined) return payload
-    reply.header('ratelimit-policy', `"default";q=${String(limit)};w=${options.windowSeconds}`)
-    reply.header('ratelimit', `"default";r=${String(reply.getHeader('x-ratelimit-remaining'))};t=${String(reply.getHeader('x-ratelimit-reset'))}`)
-    return payload
+    if (limit !== undefined) {
+      reply.header('ratelimit-policy', `"default";q=${String(limit)};w=${options.windowSeconds}`)
+      reply.header('ratelimit', `"default";r=${String(reply.getHeader('x-ratelimit-remaining'))};t=${String(reply.getHeader('x-ratelimit-reset'))}`)
+    }
+    done(null, payload)
   })
 }
 

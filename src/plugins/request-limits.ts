@@ -4,24 +4,28 @@
  * JSON depth and array lengths are bounded by the parser and the schemas;
  * header size and time by the HTTP server.)
  */
-import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
 import fp from 'fastify-plugin'
 import { invalid, UriTooLong } from '../errors.js'
 
 export const MAX_QUERY_LENGTH = 4096
 export const MAX_QUERY_PARAMETERS = 64
 
+function queryBeyondBounds (url: string): Error | undefined {
+  const start = url.indexOf('?')
+  if (start === -1) return undefined
+  const query = url.slice(start + 1)
+  if (query.length > MAX_QUERY_LENGTH) return new UriTooLong(`the query string is longer than ${MAX_QUERY_LENGTH} characters`)
+  const parameters = query.split('&').filter(Boolean).length
+  if (parameters > MAX_QUERY_PARAMETERS) {
+    return invalid([{ in: 'query', pointer: '', detail: `has ${parameters} parameters; at most ${MAX_QUERY_PARAMETERS} are accepted` }])
+  }
+  return undefined
+}
+
 async function requestLimits (app: FastifyInstance): Promise<void> {
-  app.addHook('onRequest', async function boundQuery (request: FastifyRequest) {
-    const url = request.raw.url ?? ''
-    const start = url.indexOf('?')
-    if (start === -1) return
-    const query = url.slice(start + 1)
-    if (query.length > MAX_QUERY_LENGTH) throw new UriTooLong(`the query string is longer than ${MAX_QUERY_LENGTH} characters`)
-    const parameters = query.split('&').filter(Boolean).length
-    if (parameters > MAX_QUERY_PARAMETERS) {
-      throw invalid([{ in: 'query', pointer: '', detail: `has ${parameters} parameters; at most ${MAX_QUERY_PARAMETERS} are accepted` }])
-    }
+  app.addHook('onRequest', function boundQuery (request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction) {
+    done(queryBeyondBounds(request.raw.url ?? ''))
   })
 }
 

@@ -44,8 +44,9 @@ export async function resourceRoutes (app: FastifyInstance, { model, resource, m
 
   const headers = deprecationHeaders(resource.definition.deprecated)
   if (headers !== undefined) {
-    app.addHook('onSend', async function announceDeprecation (_request, reply) {
+    app.addHook('onSend', function announceDeprecation (_request, reply, payload, done) {
       for (const [header, value] of Object.entries(headers)) reply.header(header, value)
+      done(null, payload)
     })
   }
 

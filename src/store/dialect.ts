@@ -39,4 +39,10 @@ export interface Dialect {
   columns (db: Kysely<Database>): Promise<Map<string, ExistingColumn[]>>
   /** Serializes concurrent migrations (several processes starting at once); inside the migration transaction. */
   lockMigrations (db: Kysely<Database>): Promise<void>
+  /**
+   * A value that changes whenever any data may have changed, by this process
+   * or another; read before a query, it tells whether that query's earlier
+   * answer still holds. Undefined where the database offers no cheap way.
+   */
+  changeStamp? (): string
 }

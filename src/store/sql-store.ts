@@ -13,6 +13,7 @@ import { createCredentialTables, credentialStore } from './credentials.js'
 import type { Database, Dialect } from './dialect.js'
 import { createIdempotencyTable, idempotencyStore } from './idempotency.js'
 import { queryTemplates } from './query-templates.js'
+import { stampedCache } from './stamped-cache.js'
 import { MigrationRefused, type ListQuery, type MigrationReport, type SortKey, type Store, type StoredRecord, type WriteOptions } from './store.js'
 import { MIGRATIONS_TABLE, SECRETS_TABLE, planMigration, tableSpec, type ColumnKind, type ColumnSpec, type TableSpec } from './tables.js'
 
@@ -35,6 +36,7 @@ export interface SqlStoreOptions {
 export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs }: SqlStoreOptions): Store {
   const { db } = dialect
   const templated = queryTemplates()
+  const counts = stampedCache<number>()
   const specs = new Map(model.resources.map(resource => [resource.collection, tableSpec(model, resource)]))
   const kinds = new Map([...specs].map(([table, spec]) => [table, new Map(spec.columns.map(column => [column.name, column.kind]))]))
   const nullable = new Map([...specs].map(([table, spec]) => [table, new Set(spec.columns.filter(column => !column.notNull).map(column => column.name))]))
@@ -254,10 +256,17 @@ export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs 
     },
 
     async count (resource: Resource, where: readonly Condition[]): Promise<number> {
+      // Read before counting: a write in between makes the stamp stale, never the count.
+      const stamp = dialect.changeStamp?.()
+      const key = `${resource.collection} ${JSON.stringify(where)}`
+      const known = stamp === undefined ? undefined : counts.get(key, stamp)
+      if (known !== undefined) return known
       let select = db.selectFrom(resource.collection).select(eb => eb.fn.countAll<number>().as('n'))
       if (where.length > 0) select = select.where(matching(resource, where))
       const row = await select.executeTakeFirst().catch(rethrow)
-      return Number(row?.n ?? 0)
+      const total = Number(row?.n ?? 0)
+      if (stamp !== undefined) counts.set(key, stamp, total)
+      return total
     },
 
     async get (resource: Resource, id: number, options?: WriteOptions): Promise<StoredRecord | undefined> {

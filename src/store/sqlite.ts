@@ -34,8 +34,16 @@ const TYPES: Record<ColumnKind, 'text' | 'integer' | 'real'> = {
 /** Statements prepared once per distinct SQL text; the queries come from the definitions, so there are few. */
 const STATEMENT_CACHE_SIZE = 500
 
-function reusingStatements (database: BetterSqlite3.Database): { prepare (sql: string): BetterSqlite3.Statement, close (): void } {
+interface StatementSource {
+  prepare (sql: string): BetterSqlite3.Statement
+  close (): void
+  /** Statements that may write, prepared so far: Kysely runs each at once after preparing it. */
+  readonly writes: number
+}
+
+function reusingStatements (database: BetterSqlite3.Database): StatementSource {
   const statements = new Map<string, BetterSqlite3.Statement>()
+  let writes = 0
   return {
     prepare (sql) {
       let statement = statements.get(sql)
@@ -45,9 +53,11 @@ function reusingStatements (database: BetterSqlite3.Database): { prepare (sql: s
         if (statements.size >= STATEMENT_CACHE_SIZE) statements.delete(statements.keys().next().value!)
         statements.set(sql, statement)
       }
+      if (!statement.readonly) writes++
       return statement
     },
-    close () { database.close() }
+    close () { database.close() },
+    get writes () { return writes }
   }
 }
 
@@ -60,7 +70,10 @@ export function openSqlite (options: SqliteOptions): Dialect {
   database.pragma('busy_timeout = 5000')
   // SQLite's lower() and LIKE fold ASCII only; JavaScript folds all of Unicode, as PostgreSQL's ILIKE does.
   database.function('resourcery_fold', { deterministic: true }, (value: unknown) => typeof value === 'string' ? value.toLowerCase() : value)
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: reusingStatements(database) }) })
+  const statements = reusingStatements(database)
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: statements }) })
+  // data_version changes when another connection (process) commits; this connection's own writes are counted.
+  const dataVersion = database.prepare('pragma data_version').pluck()
 
   return {
     name: 'sqlite',
@@ -102,6 +115,7 @@ export function openSqlite (options: SqliteOptions): Dialect {
     },
     // The first write of the migration transaction takes SQLite's database lock; nothing more is needed.
     async lockMigrations () {},
+    changeStamp: () => `${String(dataVersion.get())}.${statements.writes}`,
     async indexNames (executor) {
       const result = await sql<{ name: string }>`select name from sqlite_master where type = 'index'`.execute(executor)
       return new Set(result.rows.map(row => row.name))

@@ -1,7 +1,10 @@
 import BetterSqlite3 from 'better-sqlite3'
 import type { FastifyInstance } from 'fastify'
 import t, { type Test } from 'tap'
-import { assertProblem, body, buildTestApp, pointers, post, testDatabaseFile, SQLITE_ONLY, type Json } from '../helper.js'
+import { resources } from '../../schemas/index.js'
+import { buildModel } from '../../src/resources/model.js'
+import { openStore } from '../../src/store/open.js'
+import { assertProblem, body, buildTestApp, pointers, post, testDatabaseFile, testStoreOptions, SQLITE_ONLY, type Json } from '../helper.js'
 
 const PROJECTS: Json[] = [
   { name: 'road works', budget: 300, active: true },
@@ -302,4 +305,26 @@ t.test('indexes exist for unique, foreign-key, sortable and filterable fields', 
   t.same(indexed('projects').sort(), ['active', 'budget', 'name'])
   t.same(indexed('tasks').sort(), ['assignee', 'dueDate', 'priority', 'projectId', 'status'])
   t.same(indexed('notes').sort(), ['owner'])
+})
+
+t.test('X-Total-Count follows every write: this process\'s, and another process\'s on the same database', async t => {
+  const { app, projects } = await seed(t)
+  const total = async (url: string): Promise<string> => String((await get(app, url)).headers['x-total-count'])
+  const activeBefore = Number(await total('/v1/projects?filter=active'))
+  t.equal(await total('/v1/projects'), String(projects.length))
+  t.equal(await total('/v1/projects'), String(projects.length), 'asked again, the same')
+
+  await post(app, '/v1/projects', { name: 'one more', active: true })
+  t.equal(await total('/v1/projects'), String(projects.length + 1), 'a write here is counted at once')
+  t.equal(await total('/v1/projects?filter=active'), String(activeBefore + 1))
+  await app.inject({ method: 'PATCH', url: `/v1/projects/${String(projects[0]!.id)}`, headers: { 'content-type': 'application/merge-patch+json' }, payload: { active: false } })
+  t.equal(await total('/v1/projects?filter=active'), String(activeBefore), 'an update that leaves a filter is counted at once')
+
+  // Another process stands in: a second store on the same database.
+  const elsewhere = openStore(buildModel(resources), await testStoreOptions(t))
+  t.teardown(async () => { await elsewhere.close() })
+  const project = buildModel(resources).get('projects')
+  await elsewhere.insert(project, { name: 'from elsewhere', active: true, tags: [] })
+  t.equal(await total('/v1/projects'), String(projects.length + 2), 'a write by another process is counted at once')
+  t.equal(await total('/v1/projects?filter=active'), String(activeBefore + 1))
 })
