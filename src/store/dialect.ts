@@ -4,6 +4,7 @@
  * codes). Everything else lives once in sql-store.ts.
  */
 import type { ColumnDataType, ColumnDefinitionBuilder, Expression, Kysely, SqlBool } from 'kysely'
+import type { Writer } from './group-commit.js'
 import type { ColumnKind, ExistingColumn } from './tables.js'
 
 /** Tables and columns come from the definitions, so the database is typed loosely. */
@@ -19,7 +20,9 @@ export type ConstraintViolation =
 
 export interface Dialect {
   readonly name: 'sqlite' | 'postgres'
+  /** Reads (and, where the writer has no connection of its own, everything). */
   readonly db: Kysely<Database>
+  readonly writer: Writer
   columnType (kind: ColumnKind): DataTypeExpression
   /** Adds the primary-key behaviour of `id` (auto-increment / identity). */
   idColumn (column: ColumnDefinitionBuilder): ColumnDefinitionBuilder

@@ -6,6 +6,7 @@
  */
 import { Kysely, PostgresDialect, sql, type SqlBool } from 'kysely'
 import pg from 'pg'
+import { directWriter } from './group-commit.js'
 import type { ConstraintViolation, Database, Dialect } from './dialect.js'
 import type { ColumnKind, ExistingColumn } from './tables.js'
 
@@ -53,6 +54,8 @@ export function openPostgres (options: PostgresOptions): Dialect {
   return {
     name: 'postgres',
     db,
+    // PostgreSQL groups concurrent commits into shared WAL flushes itself.
+    writer: directWriter(db),
     columnType: kind => kind === 'string' ? sql`text collate "C"` : sql.raw(TYPES[kind]),
     idColumn: column => column.primaryKey().generatedByDefaultAsIdentity(),
     encode (kind, value) {

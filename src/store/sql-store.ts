@@ -34,7 +34,7 @@ export interface SqlStoreOptions {
 }
 
 export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs }: SqlStoreOptions): Store {
-  const { db } = dialect
+  const { db, writer } = dialect
   const templated = queryTemplates()
   const counts = stampedCache<number>()
   const specs = new Map(model.resources.map(resource => [resource.collection, tableSpec(model, resource)]))
@@ -183,11 +183,11 @@ export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs 
 
   return {
     dialect: dialect.name,
-    credentials: guarded(cachingApiKeys(credentialStore(db), apiKeyCacheMs)),
-    idempotency: guarded(idempotencyStore(db)),
+    credentials: guarded(cachingApiKeys(credentialStore(writer.db), apiKeyCacheMs)),
+    idempotency: guarded(idempotencyStore(writer.db)),
 
     async migrate (): Promise<MigrationReport> {
-      return await db.transaction().execute(async trx => {
+      return await writer.db.transaction().execute(async trx => {
         await dialect.lockMigrations(trx)
         await trx.schema.createTable(MIGRATIONS_TABLE).ifNotExists()
           .addColumn('id', dialect.columnType('id'), column => dialect.idColumn(column))
@@ -229,6 +229,7 @@ export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs 
 
     async close (): Promise<void> {
       await db.destroy()
+      if (writer.db !== db) await writer.db.destroy()
     },
 
     async secret (name: string): Promise<Buffer> {
@@ -236,7 +237,7 @@ export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs 
       let row = await read()
       if (row === undefined) {
         // Concurrent first uses race here; whichever insert wins, every process reads the same value.
-        await db.insertInto(SECRETS_TABLE).values({ name, value: randomBytes(32).toString('base64') })
+        await writer.db.insertInto(SECRETS_TABLE).values({ name, value: randomBytes(32).toString('base64') })
           .onConflict(conflict => conflict.column('name').doNothing()).execute()
         row = await read()
       }
@@ -284,7 +285,7 @@ export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs 
       const now = new Date().toISOString()
       const row = { ...encodeFields(resource, values), version: 1, createdAt: now, updatedAt: now }
       try {
-        return decode(resource, await db.insertInto(resource.collection).values(row).returningAll().executeTakeFirstOrThrow())
+        return decode(resource, await writer.run(async w => await w.insertInto(resource.collection).values(row).returningAll().executeTakeFirstOrThrow()))
       } catch (error) {
         return await translateWrite(resource, values, error)
       }
@@ -293,9 +294,9 @@ export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs 
     async update (resource: Resource, id: number, values: Readonly<Record<string, unknown>>, options?: WriteOptions): Promise<StoredRecord | undefined> {
       const row = { ...encodeFields(resource, values), version: sql`version + 1`, updatedAt: new Date().toISOString() }
       try {
-        const updated = await db.updateTable(resource.collection).set(row)
+        const updated = await writer.run(async w => await w.updateTable(resource.collection).set(row)
           .where(matching(resource, [{ field: 'id', op: 'eq', value: id }, ...(options?.where ?? [])]))
-          .returningAll().executeTakeFirst()
+          .returningAll().executeTakeFirst())
         return updated === undefined ? undefined : decode(resource, updated)
       } catch (error) {
         return await translateWrite(resource, values, error)
@@ -304,9 +305,9 @@ export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs 
 
     async remove (resource: Resource, id: number, options?: WriteOptions): Promise<boolean> {
       try {
-        const result = await db.deleteFrom(resource.collection)
+        const result = await writer.run(async w => await w.deleteFrom(resource.collection)
           .where(matching(resource, [{ field: 'id', op: 'eq', value: id }, ...(options?.where ?? [])]))
-          .executeTakeFirst()
+          .executeTakeFirst())
         return result.numDeletedRows > 0n
       } catch (error) {
         if (dialect.classify(error)?.kind === 'foreign-key') return await referencingChildren(resource, id)

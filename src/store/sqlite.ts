@@ -7,6 +7,7 @@ import { dirname } from 'node:path'
 import BetterSqlite3 from 'better-sqlite3'
 import { Kysely, SqliteDialect, sql, type SqlBool } from 'kysely'
 import type { ConstraintViolation, Database, Dialect } from './dialect.js'
+import { groupCommitWriter } from './group-commit.js'
 import type { ColumnKind } from './tables.js'
 
 export type SqliteSynchronous = 'FULL' | 'NORMAL' | 'EXTRA'
@@ -61,23 +62,35 @@ function reusingStatements (database: BetterSqlite3.Database): StatementSource {
   }
 }
 
-export function openSqlite (options: SqliteOptions): Dialect {
-  if (options.file !== ':memory:') mkdirSync(dirname(options.file), { recursive: true })
-  const database = new BetterSqlite3(options.file)
+function connect ({ file, synchronous }: SqliteOptions): BetterSqlite3.Database {
+  const database = new BetterSqlite3(file)
   database.pragma('journal_mode = WAL')
-  database.pragma(`synchronous = ${options.synchronous}`)
+  database.pragma(`synchronous = ${synchronous}`)
   database.pragma('foreign_keys = ON')
   database.pragma('busy_timeout = 5000')
   // SQLite's lower() and LIKE fold ASCII only; JavaScript folds all of Unicode, as PostgreSQL's ILIKE does.
   database.function('resourcery_fold', { deterministic: true }, (value: unknown) => typeof value === 'string' ? value.toLowerCase() : value)
-  const statements = reusingStatements(database)
+  return database
+}
+
+/**
+ * Two connections to the file: reads on one, writes (grouped into shared
+ * commits) on the other, so a read never waits for a group's fsync; WAL lets
+ * readers and the writer work at once. An in-memory database is one connection.
+ */
+export function openSqlite (options: SqliteOptions): Dialect {
+  if (options.file !== ':memory:') mkdirSync(dirname(options.file), { recursive: true })
+  const reading = connect(options)
+  const statements = reusingStatements(reading)
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: statements }) })
-  // data_version changes when another connection (process) commits; this connection's own writes are counted.
-  const dataVersion = database.prepare('pragma data_version').pluck()
+  const writing = options.file === ':memory:' ? db : new Kysely<Database>({ dialect: new SqliteDialect({ database: reusingStatements(connect(options)) }) })
+  // data_version changes when another connection commits (the writer, another process); writes on this one are counted.
+  const dataVersion = reading.prepare('pragma data_version').pluck()
 
   return {
     name: 'sqlite',
     db,
+    writer: groupCommitWriter(writing),
     columnType: kind => TYPES[kind],
     idColumn: column => column.primaryKey().autoIncrement(),
     encode (kind, value) {
