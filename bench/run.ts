@@ -50,16 +50,40 @@ function rssMb (pid: number): number {
   return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024
 }
 
-interface Workload { name: string, method?: 'GET' | 'POST' | 'PATCH', path: string, headers?: Record<string, string>, body?: string, expect?: number }
+interface Workload {
+  name: string
+  method?: 'GET' | 'POST' | 'PATCH'
+  path: string
+  headers?: Record<string, string>
+  body?: string
+  expect?: number
+  /** `{id}` in the path becomes a random id up to this, per request (clients editing different records). */
+  ids?: number
+}
 interface Figures { rps: number, p50: number, p99: number, rssMb: number, errors: number }
+
+function load (server: Server, workload: Workload, duration: number): ReturnType<typeof autocannon> {
+  const { ids } = workload
+  return autocannon({
+    url: server.base + workload.path,
+    connections: CONNECTIONS,
+    duration,
+    method: workload.method ?? 'GET',
+    headers: workload.headers,
+    body: workload.body,
+    ...(ids === undefined
+      ? {}
+      : { requests: [{ setupRequest: (request: autocannon.Request) => ({ ...request, path: workload.path.replace('{id}', String(1 + Math.floor(Math.random() * ids))) }) }] })
+  })
+}
 
 async function measure (server: Server, workload: Workload): Promise<Figures> {
   const runs: Figures[] = []
-  await autocannon({ url: server.base + workload.path, connections: CONNECTIONS, duration: 1, method: workload.method ?? 'GET', headers: workload.headers, body: workload.body })
+  await load(server, workload, 1)
   for (let run = 0; run < RUNS; run++) {
     let peak = 0
     const sampler = setInterval(() => { peak = Math.max(peak, rssMb(server.child.pid!)) }, 250)
-    const result = await autocannon({ url: server.base + workload.path, connections: CONNECTIONS, duration: DURATION, method: workload.method ?? 'GET', headers: workload.headers, body: workload.body, expectBody: undefined })
+    const result = await load(server, workload, DURATION)
     clearInterval(sampler)
     // Every answer must have the expected status; anything else is counted as an error.
     const wrong = Object.entries(result.statusCodeStats ?? {}).filter(([code]) => Number(code) !== (workload.expect ?? 200)).reduce((n, [, stats]) => n + (stats.count ?? 0), 0)
@@ -112,7 +136,7 @@ async function main (): Promise<void> {
           { name: 'GET deep page (page 4000)', path: '/v1/tasks?page=4000&limit=20', headers: auth },
           { name: 'GET deep position by cursor', path: `/v1/tasks?limit=20&cursor=${deepCursor}`, headers: auth },
           { name: 'POST a task (durable, FULL)', method: 'POST', path: '/v1/tasks', headers: { ...auth, 'content-type': 'application/json' }, body: '{"name":"bench","projectId":1}', expect: 201 },
-          { name: 'PATCH a task with If-Match', method: 'PATCH', path: '/v1/tasks/777', headers: { ...auth, 'content-type': 'application/merge-patch+json', 'if-match': '*' }, body: '{"priority":2}' }
+          { name: 'PATCH a task with If-Match', method: 'PATCH', path: '/v1/tasks/{id}', ids: tasks, headers: { ...auth, 'content-type': 'application/merge-patch+json', 'if-match': '*' }, body: '{"priority":2}' }
         ]
       : [
           { name: 'GET list of 20 + X-Total-Count', path: '/v1/tasks?limit=20', headers: auth },

@@ -51,7 +51,9 @@ function precondition ({ request, resource, id, epoch }: WriteTarget): (current:
  */
 export async function conditionally<T> (target: WriteTarget, write: (current: StoredRecord) => Promise<T | undefined>): Promise<T> {
   const check = precondition(target)
-  const conditional = target.request.headers['if-match'] !== undefined
+  // `If-Match: *` only asks that the record exist, which a lost race does not change: retried like no If-Match.
+  const ifMatch = target.request.headers['if-match']
+  const conditional = ifMatch !== undefined && ifMatch.trim() !== '*'
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
     const current = await load(target)
     check(current)
