@@ -6,7 +6,7 @@
 import type { FastifyRequest } from 'fastify'
 import { annotate, ScopeForbidden, ScopeMissing, Unauthenticated } from '../errors.js'
 import type { CredentialStore } from '../store/credentials.js'
-import { invalidToken, verifyJwt } from './jwt.js'
+import { invalidToken, type JwtVerifier } from './jwt.js'
 import { hashApiKey, looksLikeApiKey, parseScopes } from './secrets.js'
 
 export const ADMIN_SCOPE = 'admin'
@@ -25,7 +25,7 @@ export interface Authenticator {
   authenticate (request: FastifyRequest): Promise<Principal>
 }
 
-export function createAuthenticator (credentials: CredentialStore): Authenticator {
+export function createAuthenticator (credentials: CredentialStore, verifyJwt: JwtVerifier): Authenticator {
   const touched = new Map<number, number>()
 
   async function apiKeyPrincipal (request: FastifyRequest, key: string): Promise<Principal> {
@@ -57,7 +57,7 @@ export function createAuthenticator (credentials: CredentialStore): Authenticato
       }
       const token = match[2]!
       if (looksLikeApiKey(token)) return await apiKeyPrincipal(request, token)
-      const claims = await verifyJwt(request)
+      const claims = await verifyJwt(token)
       return { subject: claims.sub, scopes: new Set(parseScopes(claims.scope ?? '')), via: 'jwt' }
     }
   }

@@ -9,7 +9,7 @@ import fp from 'fastify-plugin'
 import type { Config } from '../config.js'
 import { createAuthenticator, hasScope, insufficientScope, type Principal } from '../auth/authenticate.js'
 import { jwksKeys } from '../auth/jwks.js'
-import { registerJwt } from '../auth/jwt.js'
+import { jwtVerifier } from '../auth/jwt.js'
 import { externalPublicKey, serviceSecret } from '../auth/key-material.js'
 import { serviceTokenSigner, type ServiceTokenSigner } from '../auth/service-token.js'
 
@@ -41,7 +41,7 @@ const VERSIONED = /^\/v[^/]+(\/|$)/
 async function auth (app: FastifyInstance, { config }: AuthOptions): Promise<void> {
   const secret = await serviceSecret(config, app.log)
   const external = await externalPublicKey(config)
-  await registerJwt(app, {
+  const verifyJwt = jwtVerifier(app.log, {
     secret,
     ...(external === undefined ? {} : { external }),
     ...(config.jwtJwksUrl === '' ? {} : { jwks: jwksKeys(config.jwtJwksUrl) }),
@@ -49,7 +49,7 @@ async function auth (app: FastifyInstance, { config }: AuthOptions): Promise<voi
     issuer: config.jwtIssuer,
     audience: config.jwtAudience
   })
-  const authenticator = createAuthenticator(app.store.credentials)
+  const authenticator = createAuthenticator(app.store.credentials, verifyJwt)
   const deniedStatus = config.authzDeniedStatus === '403' ? 403 : 401
 
   app.decorateRequest('principal', null)

@@ -13,7 +13,11 @@ import type { StoredRecord } from '../store/store.js'
 import type { Resource } from './model.js'
 import { visibility } from './visibility.js'
 
-const MAX_ATTEMPTS = 10
+/**
+ * With group commit, of N writers racing on one record each group lands one,
+ * so N rounds are needed; the bound only stops a livelock.
+ */
+const MAX_ATTEMPTS = 100
 
 export interface WriteTarget {
   readonly request: FastifyRequest
