@@ -116,7 +116,7 @@ export async function adminRoutes (app: FastifyInstance, { knownScopes }: AdminR
     config,
     list: async () => (await app.store.credentials.listApiKeys()).map(apiKeyView),
     revoke: async id => await app.store.credentials.revokeApiKey(id),
-    revoked: 'Revoked: the key stops working at once.'
+    revoked: 'Revoked: this process refuses the key at once, every other process within API_KEY_CACHE_TTL (5 s by default).'
   })
 
   app.post('/clients', {
