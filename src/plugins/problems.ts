@@ -4,7 +4,6 @@
  * problem details, and unexpected errors are logged, never shown. (app.ts
  * installs `notFound` after rate limiting, so unknown paths are limited too.)
  */
-import { noteRefusal } from '../http/request-log.js'
 import { STATUS_CODES } from 'node:http'
 import type { Socket } from 'node:net'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
@@ -12,6 +11,7 @@ import fp from 'fastify-plugin'
 import { annotationOf, BodyTooLarge, RouteNotFound, UnknownVersion, UnsupportedMediaType } from '../errors.js'
 import { PROBLEM_MEDIA_TYPE, Problem, problemBody, toProblem } from '../http/problem.js'
 import { instanceOf } from '../http/instance.js'
+import { noteRefusal } from '../http/request-log.js'
 import { API_VERSIONS } from '../http/versions.js'
 
 declare module 'fastify' {

@@ -1,4 +1,4 @@
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { hashApiKey } from '../../src/auth/secrets.js'
 import { resources } from '../../schemas/index.js'
 import { buildModel } from '../../src/resources/model.js'
@@ -114,29 +114,32 @@ t.test('token endpoint errors follow RFC 6749 §5.2, as problems', async t => {
   t.equal(assertProblem(t, await request(good, 'grant_type=client_credentials'), 401).error, 'invalid_client', 'a revoked client gets no token')
 })
 
-t.test('a key revoked elsewhere (CLI, another process) stops working within API_KEY_CACHE_TTL', async t => {
-  const app = await buildTestApp(t, { env: { API_KEY_CACHE_TTL: '1s' } })
-  // A second store on the same database stands in for the CLI or another process.
+/**
+ * An app with the given API_KEY_CACHE_TTL, a key that has been used once, and
+ * a way to revoke it through a second store on the same database (standing in
+ * for the CLI or another process); `use` answers a request with the key.
+ */
+async function keyRevokedElsewhere (t: Test, ttl: string) {
+  const app = await buildTestApp(t, { env: { API_KEY_CACHE_TTL: ttl } })
   const elsewhere = openStore(buildModel(resources), await testStoreOptions(t))
   t.teardown(async () => { await elsewhere.close() })
-  const key = body(await post(app, '/v1/api-keys', { name: 'cached', scopes: ['projects:read'] }))
-  const authorization = `Bearer ${key.key as string}`
-  t.equal((await app.inject({ method: 'GET', url: '/v1/projects', headers: { authorization } })).statusCode, 200)
+  const key = body(await post(app, '/v1/api-keys', { name: `ttl ${ttl}`, scopes: ['projects:read'] }))
+  const use = async () => await app.inject({ method: 'GET', url: '/v1/projects', headers: { authorization: `Bearer ${key.key as string}` } })
+  t.equal((await use()).statusCode, 200)
   t.ok(await elsewhere.credentials.revokeApiKey(key.id))
-  t.equal((await app.inject({ method: 'GET', url: '/v1/projects', headers: { authorization } })).statusCode, 200, 'still reused inside the TTL')
+  return use
+}
+
+t.test('a key revoked elsewhere (CLI, another process) stops working within API_KEY_CACHE_TTL', async t => {
+  const use = await keyRevokedElsewhere(t, '1s')
+  t.equal((await use()).statusCode, 200, 'still reused inside the TTL')
   await new Promise(resolve => setTimeout(resolve, 1100))
-  const revoked = await app.inject({ method: 'GET', url: '/v1/projects', headers: { authorization } })
+  const revoked = await use()
   assertProblem(t, revoked, 401, 'invalid-token')
   t.match(body(revoked).detail, /revoked/)
 })
 
 t.test('API_KEY_CACHE_TTL=0 looks every key up on every request', async t => {
-  const app = await buildTestApp(t, { env: { API_KEY_CACHE_TTL: '0' } })
-  const elsewhere = openStore(buildModel(resources), await testStoreOptions(t))
-  t.teardown(async () => { await elsewhere.close() })
-  const key = body(await post(app, '/v1/api-keys', { name: 'uncached', scopes: ['projects:read'] }))
-  const authorization = `Bearer ${key.key as string}`
-  t.equal((await app.inject({ method: 'GET', url: '/v1/projects', headers: { authorization } })).statusCode, 200)
-  t.ok(await elsewhere.credentials.revokeApiKey(key.id))
-  assertProblem(t, await app.inject({ method: 'GET', url: '/v1/projects', headers: { authorization } }), 401, 'invalid-token')
+  const use = await keyRevokedElsewhere(t, '0')
+  assertProblem(t, await use(), 401, 'invalid-token')
 })
