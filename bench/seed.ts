@@ -9,7 +9,7 @@ import { buildModel } from '../src/resources/model.js'
 import { openStore } from '../src/store/open.js'
 
 export async function seed (file: string, projects: number, tasks: number): Promise<void> {
-  const store = openStore(buildModel(resources), { databaseUrl: `sqlite:${file}`, sqliteSynchronous: 'NORMAL' })
+  const store = await openStore(buildModel(resources), { databaseUrl: `sqlite:${file}`, sqliteSynchronous: 'NORMAL' })
   await store.migrate()
   await store.close()
   const db = new BetterSqlite3(file)

@@ -60,7 +60,7 @@ export function requestIdFor (request: IncomingMessage): string {
 
 export async function buildApp ({ config, definitions, store: givenStore, logStream, tls }: AppOptions): Promise<FastifyInstance> {
   const model = buildModel(definitions)
-  const store = givenStore ?? openStore(model, config)
+  const store = givenStore ?? await openStore(model, config)
   // The server's type depends on TLS / HTTP/2; the app is used through the common interface.
   const app = Fastify({
     ...transportOptions(config, tls),

@@ -34,7 +34,7 @@ Configuration comes from the same environment variables as the server (DATABASE_
 
 async function migrate (): Promise<void> {
   const config = loadConfig(process.env)
-  const store = openStore(buildModel(resources), config)
+  const store = await openStore(buildModel(resources), config)
   try {
     const { applied } = await store.migrate()
     process.stdout.write(applied.length === 0 ? 'the database is up to date\n' : `${applied.join('\n')}\n`)

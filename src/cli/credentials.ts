@@ -22,7 +22,7 @@ export class UsageError extends Error {
 const out = (line: string): void => { process.stdout.write(`${line}\n`) }
 
 async function withStore<T> (config: Config, model: Model, work: (store: Store) => Promise<T>): Promise<T> {
-  const store = openStore(model, config)
+  const store = await openStore(model, config)
   try {
     await store.migrate()
     return await work(store)

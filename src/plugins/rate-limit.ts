@@ -10,7 +10,7 @@
 import rateLimit from '@fastify/rate-limit'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
-import { Redis } from 'ioredis'
+import type { Redis } from 'ioredis'
 import { annotate, TooManyRequests } from '../errors.js'
 
 export interface RateLimitOptions {
@@ -38,9 +38,10 @@ function keyOf (request: FastifyRequest): string {
 }
 
 async function limits (app: FastifyInstance, options: RateLimitOptions): Promise<void> {
-  const redis = options.redisUrl === ''
+  // ioredis is loaded only when counters are shared: a single process does not carry it in memory.
+  const redis: Redis | undefined = options.redisUrl === ''
     ? undefined
-    : new Redis(options.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false, connectTimeout: 1000, commandTimeout: 500 })
+    : new (await import('ioredis')).Redis(options.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false, connectTimeout: 1000, commandTimeout: 500 })
   if (redis !== undefined) {
     let down = false
     let closing = false

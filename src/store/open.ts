@@ -2,7 +2,6 @@
 import { parseDuration } from '../duration.js'
 import type { Model } from '../resources/model.js'
 import { createSqlStore } from './sql-store.js'
-import { openPostgres } from './postgres.js'
 import { openSqlite, type SqliteSynchronous } from './sqlite.js'
 import type { Store } from './store.js'
 
@@ -21,9 +20,10 @@ export function sqliteFile (databaseUrl: string): string {
   return rest.startsWith('//') ? rest.slice(2) : rest
 }
 
-export function openStore (model: Model, options: StoreOptions): Store {
+export async function openStore (model: Model, options: StoreOptions): Promise<Store> {
+  // pg is loaded only when it is used: a process on SQLite does not carry it in memory.
   const dialect = options.databaseUrl.startsWith('sqlite:')
     ? openSqlite({ file: sqliteFile(options.databaseUrl), synchronous: options.sqliteSynchronous })
-    : openPostgres({ url: options.databaseUrl, poolSize: options.databasePoolSize ?? 10, timeoutMs: options.databaseTimeoutMs ?? 5000 })
+    : (await import('./postgres.js')).openPostgres({ url: options.databaseUrl, poolSize: options.databasePoolSize ?? 10, timeoutMs: options.databaseTimeoutMs ?? 5000 })
   return createSqlStore(dialect, model, { apiKeyCacheMs: (parseDuration(options.apiKeyCacheTtl ?? '5s') ?? 5) * 1000 })
 }

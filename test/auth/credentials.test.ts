@@ -121,7 +121,7 @@ t.test('token endpoint errors follow RFC 6749 §5.2, as problems', async t => {
  */
 async function keyRevokedElsewhere (t: Test, ttl: string) {
   const app = await buildTestApp(t, { env: { API_KEY_CACHE_TTL: ttl } })
-  const elsewhere = openStore(buildModel(resources), await testStoreOptions(t))
+  const elsewhere = await openStore(buildModel(resources), await testStoreOptions(t))
   t.teardown(async () => { await elsewhere.close() })
   const key = body(await post(app, '/v1/api-keys', { name: `ttl ${ttl}`, scopes: ['projects:read'] }))
   const use = async () => await app.inject({ method: 'GET', url: '/v1/projects', headers: { authorization: `Bearer ${key.key as string}` } })

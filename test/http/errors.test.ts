@@ -95,7 +95,7 @@ t.test('malformed, empty, deep, poisoned and non-UTF-8 bodies are 400', async t 
 
 t.test('a 500 says nothing of internals; the log has them under the request id', async t => {
   const model = buildModel(resources)
-  const real = openStore(model, await testStoreOptions(t))
+  const real = await openStore(model, await testStoreOptions(t))
   const broken: Store = {
     ...real,
     migrate: async () => await real.migrate(),

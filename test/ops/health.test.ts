@@ -17,7 +17,7 @@ t.test('/health and /ready answer 200 without credentials', async t => {
 })
 
 t.test('/ready is 503 while the database does not answer, and recovers', async t => {
-  const real = openStore(buildModel(resources), await testStoreOptions(t))
+  const real = await openStore(buildModel(resources), await testStoreOptions(t))
   let reachable = true
   const flaky: Store = {
     ...real,

@@ -321,7 +321,7 @@ t.test('X-Total-Count follows every write: this process\'s, and another process\
   t.equal(await total('/v1/projects?filter=active'), String(activeBefore), 'an update that leaves a filter is counted at once')
 
   // Another process stands in: a second store on the same database.
-  const elsewhere = openStore(buildModel(resources), await testStoreOptions(t))
+  const elsewhere = await openStore(buildModel(resources), await testStoreOptions(t))
   t.teardown(async () => { await elsewhere.close() })
   const project = buildModel(resources).get('projects')
   await elsewhere.insert(project, { name: 'from elsewhere', active: true, tags: [] })
