@@ -61,6 +61,18 @@ t.test('every kind of bad token is 401 invalid_token, never 500', async t => {
   t.match(expired.json().detail, /expired/)
 })
 
+t.test('a token accepted (and so remembered) is refused once it expires', async t => {
+  const app = await buildTestApp(t)
+  const exp = now() + 2
+  const authorization = bearer({ sub: 'u', scope: 'admin', exp })
+  t.equal((await app.inject({ method: 'GET', url: READ, headers: { authorization } })).statusCode, 200)
+  t.equal((await app.inject({ method: 'GET', url: READ, headers: { authorization } })).statusCode, 200, 'the second use is answered from the cache of verified tokens')
+  await new Promise(resolve => setTimeout(resolve, exp * 1000 - Date.now() + 100))
+  const expired = await app.inject({ method: 'GET', url: READ, headers: { authorization } })
+  assertProblem(t, expired, 401, 'invalid-token')
+  t.match(expired.json().detail, /expired/)
+})
+
 t.test('scopes: read, write, admin; insufficient scope names the one needed', async t => {
   const app = await buildTestApp(t)
   const reader = bearer({ sub: 'r', scope: 'projects:read tasks:read' })
