@@ -4,7 +4,7 @@
  * every value is a bound parameter.
  */
 import { randomBytes } from 'node:crypto'
-import { sql, type Expression, type ExpressionBuilder, type SqlBool, type Transaction } from 'kysely'
+import { sql, type Compilable, type CompiledQuery, type Expression, type ExpressionBuilder, type SqlBool, type Transaction } from 'kysely'
 import { invalid, StillReferenced, StoreUnavailable, UniqueViolation } from '../errors.js'
 import type { Condition } from '../resources/define.js'
 import type { Model, Resource } from '../resources/model.js'
@@ -24,6 +24,13 @@ type Builder = ExpressionBuilder<Database, string>
 const COMPARISONS = { eq: '=', ne: 'is distinct from', lt: '<', lte: '<=', gt: '>', gte: '>=' } as const
 
 /** `*` is the only wildcard; `%`, `_` and the escape character itself match literally. */
+/** `{ column: value }` for columns and the values at the same positions. */
+function namedSlots (columns: readonly string[], values: readonly unknown[]): Row {
+  const row: Row = {}
+  columns.forEach((column, i) => { row[column] = values[i] })
+  return row
+}
+
 export function likePattern (value: string): string {
   return value.replace(/[\\%_]/g, match => `\\${match}`).replace(/\*/g, '%')
 }
@@ -87,6 +94,24 @@ export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs 
   function matching (resource: Resource, conditions: readonly Condition[]) {
     return (eb: Builder) => eb.and(conditions.map(item => condition(resource, eb, item)))
   }
+
+  /**
+   * A query on the rows matching `conditions`, compiled once per shape when
+   * they are all equalities (by id, version, owner: every hot read and write),
+   * else built afresh. `build` gets the leading values (or stand-ins for
+   * them) and the where clause.
+   */
+  function compileMatching (
+    resource: Resource, shape: string, conditions: readonly Condition[], leading: readonly unknown[],
+    build: (values: readonly unknown[], where: (eb: Builder) => Expression<SqlBool>) => Compilable
+  ): CompiledQuery {
+    if (!conditions.every(item => item.op === 'eq')) return build(leading, matching(resource, conditions)).compile()
+    const values = [...leading, ...conditions.map(item => dialect.encode(columnKind(resource, item.field), item.value))]
+    return templated(`${shape} where ${conditions.map(item => item.field).join(' ')}`, values,
+      slots => build(slots, eb => eb.and(conditions.map((item, i) => eb(eb.ref(item.field), '=', slots[leading.length + i])))))
+  }
+
+  const byId = (id: number, options?: WriteOptions): Condition[] => [{ field: 'id', op: 'eq', value: id }, ...(options?.where ?? [])]
 
   /**
    * Rows strictly after a keyset position, under an order where missing values
@@ -271,33 +296,31 @@ export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs 
     },
 
     async get (resource: Resource, id: number, options?: WriteOptions): Promise<StoredRecord | undefined> {
-      const conditions: Condition[] = [{ field: 'id', op: 'eq', value: id }, ...(options?.where ?? [])]
-      const query = conditions.every(item => item.op === 'eq')
-        ? templated(`get ${resource.collection} ${conditions.map(item => item.field).join(' ')}`,
-          conditions.map(item => dialect.encode(columnKind(resource, item.field), item.value)),
-          slots => db.selectFrom(resource.collection).selectAll().where(eb => eb.and(conditions.map((item, i) => eb(eb.ref(item.field), '=', slots[i])))))
-        : db.selectFrom(resource.collection).selectAll().where(matching(resource, conditions)).compile()
+      const query = compileMatching(resource, `get ${resource.collection}`, byId(id, options), [], (_, where) => db.selectFrom(resource.collection).selectAll().where(where))
       const { rows } = await db.executeQuery<Row>(query).catch(rethrow)
       return rows[0] === undefined ? undefined : decode(resource, rows[0])
     },
 
     async insert (resource: Resource, values: Readonly<Record<string, unknown>>): Promise<StoredRecord> {
+      const fields = encodeFields(resource, values)
+      const columns = Object.keys(fields)
       const now = new Date().toISOString()
-      const row = { ...encodeFields(resource, values), version: 1, createdAt: now, updatedAt: now }
       try {
-        return decode(resource, await writer.run(async w => await w.insertInto(resource.collection).values(row).returningAll().executeTakeFirstOrThrow()))
+        const { rows } = await writer.run(async w => await w.executeQuery<Row>(compileMatching(resource, `insert ${resource.collection} ${columns.join(' ')}`, [], [...Object.values(fields), now],
+          slots => w.insertInto(resource.collection).values({ ...namedSlots(columns, slots), version: 1, createdAt: slots[columns.length], updatedAt: slots[columns.length] }).returningAll())))
+        return decode(resource, rows[0]!)
       } catch (error) {
         return await translateWrite(resource, values, error)
       }
     },
 
     async update (resource: Resource, id: number, values: Readonly<Record<string, unknown>>, options?: WriteOptions): Promise<StoredRecord | undefined> {
-      const row = { ...encodeFields(resource, values), version: sql`version + 1`, updatedAt: new Date().toISOString() }
+      const fields = encodeFields(resource, values)
+      const columns = Object.keys(fields)
       try {
-        const updated = await writer.run(async w => await w.updateTable(resource.collection).set(row)
-          .where(matching(resource, [{ field: 'id', op: 'eq', value: id }, ...(options?.where ?? [])]))
-          .returningAll().executeTakeFirst())
-        return updated === undefined ? undefined : decode(resource, updated)
+        const { rows } = await writer.run(async w => await w.executeQuery<Row>(compileMatching(resource, `update ${resource.collection} ${columns.join(' ')}`, byId(id, options), [...Object.values(fields), new Date().toISOString()],
+          (slots, where) => w.updateTable(resource.collection).set({ ...namedSlots(columns, slots), version: sql`version + 1`, updatedAt: slots[columns.length] }).where(where).returningAll())))
+        return rows[0] === undefined ? undefined : decode(resource, rows[0])
       } catch (error) {
         return await translateWrite(resource, values, error)
       }
@@ -305,10 +328,8 @@ export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs 
 
     async remove (resource: Resource, id: number, options?: WriteOptions): Promise<boolean> {
       try {
-        const result = await writer.run(async w => await w.deleteFrom(resource.collection)
-          .where(matching(resource, [{ field: 'id', op: 'eq', value: id }, ...(options?.where ?? [])]))
-          .executeTakeFirst())
-        return result.numDeletedRows > 0n
+        const result = await writer.run(async w => await w.executeQuery(compileMatching(resource, `remove ${resource.collection}`, byId(id, options), [], (_, where) => w.deleteFrom(resource.collection).where(where))))
+        return (result.numAffectedRows ?? 0n) > 0n
       } catch (error) {
         if (dialect.classify(error)?.kind === 'foreign-key') return await referencingChildren(resource, id)
         return rethrow(error)
