@@ -116,6 +116,8 @@ export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs 
   /**
    * Rows strictly after a keyset position, under an order where missing values
    * sort last in either direction: (k1 beyond v1) OR (k1 = v1 AND k2 beyond v2) …
+   * The values are already encoded (or stand-ins for them); which are missing
+   * decides the shape of the condition.
    */
   function after (resource: Resource, orderBy: readonly SortKey[], values: readonly unknown[]) {
     return (eb: Builder): Expression<SqlBool> => {
@@ -125,14 +127,13 @@ export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs 
         const value = values[i]
         // Nothing sorts after a missing value but other missing values, which the next key orders.
         if (value === null || value === undefined) continue
-        const kind = columnKind(resource, field)
-        const ahead = eb(eb.ref(field), direction === 'asc' ? '>' : '<', dialect.encode(kind, value))
+        const ahead = eb(eb.ref(field), direction === 'asc' ? '>' : '<', value)
         const beyond = nullable.get(resource.collection)?.has(field) === true ? eb.or([ahead, eb(eb.ref(field), 'is', null)]) : ahead
         const equalBefore = orderBy.slice(0, i).map(({ field: previous }, j) => {
           const earlier = values[j]
           return earlier === null || earlier === undefined
             ? eb(eb.ref(previous), 'is', null)
-            : eb(eb.ref(previous), '=', dialect.encode(columnKind(resource, previous), earlier))
+            : eb(eb.ref(previous), '=', earlier)
         })
         branches.push(eb.and([...equalBefore, beyond]))
       }
@@ -270,14 +271,29 @@ export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs 
     },
 
     async list (resource: Resource, query: ListQuery): Promise<StoredRecord[]> {
-      let select = db.selectFrom(resource.collection).selectAll()
-      if (query.where.length > 0) select = select.where(matching(resource, query.where))
-      if (query.after !== undefined) select = select.where(after(resource, query.orderBy, query.after))
-      for (const key of query.orderBy) {
-        columnKind(resource, key.field)
-        select = select.orderBy(key.field, order => key.direction === 'asc' ? order.asc().nullsLast() : order.desc().nullsLast())
+      const { where, orderBy } = query
+      const position = query.after?.map((value, i) => value === null || value === undefined ? null : dialect.encode(columnKind(resource, orderBy[i]!.field), value))
+      const build = (conditions: (eb: Builder) => Expression<SqlBool>, keyset: readonly unknown[] | undefined, limit: unknown, offset: unknown): Compilable => {
+        let select = db.selectFrom(resource.collection).selectAll()
+        if (where.length > 0) select = select.where(conditions)
+        if (keyset !== undefined) select = select.where(after(resource, orderBy, keyset))
+        for (const key of orderBy) {
+          columnKind(resource, key.field)
+          select = select.orderBy(key.field, order => key.direction === 'asc' ? order.asc().nullsLast() : order.desc().nullsLast())
+        }
+        return select.limit(limit as number).offset(offset as number)
       }
-      const rows = await select.limit(query.limit).offset(query.offset).execute().catch(rethrow)
+      // Comparisons (every named filter of the examples) compile once per shape; `in` and `like` are built each time.
+      const compiled = where.every(item => item.op in COMPARISONS)
+        ? templated(
+          `list ${resource.collection} ${where.map(item => `${item.field} ${item.op}`).join(' ')} after ${position?.map(value => value === null ? 'null' : '?').join(' ') ?? '-'} by ${orderBy.map(key => `${key.field} ${key.direction}`).join(' ')}`,
+          [...where.map(item => dialect.encode(columnKind(resource, item.field), item.value)), ...(position ?? []), query.limit, query.offset],
+          slots => build(
+            eb => eb.and(where.map((item, i) => eb(eb.ref(item.field), COMPARISONS[item.op as keyof typeof COMPARISONS], slots[i]))),
+            position?.map((value, i) => value === null ? null : slots[where.length + i]),
+            slots[slots.length - 2], slots[slots.length - 1]))
+        : build(matching(resource, where), position, query.limit, query.offset).compile()
+      const { rows } = await db.executeQuery<Row>(compiled).catch(rethrow)
       return rows.map(row => decode(resource, row))
     },
 
