@@ -19,6 +19,8 @@ import { seed } from './seed.js'
 const quick = process.argv.includes('--quick')
 const DURATION = quick ? 3 : 10
 const RUNS = quick ? 1 : 3
+/** Seconds of load before each measured workload: the JIT settles on the workload's hot paths (1 s left the first one measurably low). */
+const WARM_UP = quick ? 1 : 3
 const CONNECTIONS = 50
 const SECRET = 'bench-secret-bench-secret-bench-secret-123'
 const pinned = spawnSync('which', ['taskset']).status === 0
@@ -81,7 +83,7 @@ function load (server: Server, workload: Workload, duration: number): ReturnType
 
 async function measure (server: Server, workload: Workload): Promise<Figures> {
   const runs: Figures[] = []
-  await load(server, workload, 1)
+  await load(server, workload, WARM_UP)
   for (let run = 0; run < RUNS; run++) {
     let peak = 0
     const sampler = setInterval(() => { peak = Math.max(peak, rssMb(server.child.pid!)) }, 250)
