@@ -106,7 +106,7 @@ export async function adminRoutes (app: FastifyInstance, { knownScopes }: AdminR
     return await reply.code(201).header('location', `/v1/api-keys/${record.id}`).send({ ...apiKeyView(record), key })
   })
 
-  listAndRevoke(app, {
+  credentialRoutes(app, {
     path: '/api-keys',
     tag: 'api-keys',
     noun: 'API key',
@@ -133,7 +133,7 @@ export async function adminRoutes (app: FastifyInstance, { knownScopes }: AdminR
     return await reply.code(201).header('location', `/v1/clients/${record.id}`).send({ ...clientView(record), clientSecret })
   })
 
-  listAndRevoke(app, {
+  credentialRoutes(app, {
     path: '/clients',
     tag: 'clients',
     noun: 'OAuth client',
@@ -147,7 +147,7 @@ export async function adminRoutes (app: FastifyInstance, { knownScopes }: AdminR
   })
 }
 
-interface ListAndRevoke {
+interface CredentialRoutes {
   readonly path: string
   readonly tag: string
   readonly noun: string
@@ -155,14 +155,18 @@ interface ListAndRevoke {
   readonly singular: string
   readonly schema: (tag: string, operationId: string, summary: string, extra: Record<string, unknown>) => Record<string, unknown>
   readonly config: { scope: string }
-  readonly list: () => Promise<unknown[]>
+  readonly list: () => Promise<Array<{ readonly id: number }>>
   readonly revoke: (id: number) => Promise<boolean>
   readonly revoked: string
 }
 
-/** GET {path} (every credential not revoked) and DELETE {path}/{id} (revoke), alike for keys and clients. */
-function listAndRevoke (app: FastifyInstance, options: ListAndRevoke): void {
+/**
+ * GET {path} (every credential not revoked), GET {path}/{id} (one, which the
+ * create's Location names) and DELETE {path}/{id} (revoke), alike for keys and clients.
+ */
+function credentialRoutes (app: FastifyInstance, options: CredentialRoutes): void {
   const { path, tag, noun, plural, singular, schema, config } = options
+  const aNoun = `${/^[AEIOU]/i.test(noun) ? 'an' : 'a'} ${noun}`
   app.get(path, {
     config,
     schema: schema(tag, `list${plural}`, `List ${noun}s`, {
@@ -171,9 +175,22 @@ function listAndRevoke (app: FastifyInstance, options: ListAndRevoke): void {
   }, async function listCredentials () {
     return await options.list()
   })
+  app.get(`${path}/:id`, {
+    config,
+    schema: schema(tag, `get${singular}`, `Get ${aNoun}`, {
+      params: IdParams,
+      response: { 200: jsonResponse(`The ${noun}, without its secret; 404 once revoked.`, Type.Ref(singular)), ...problemResponses([400, 401, 403, 404, 429]) }
+    })
+  }, async function getCredential (request) {
+    const { id } = request.params as { id: number }
+    // Credentials are few and read rarely: the list (which leaves out revoked ones) is looked through.
+    const found = (await options.list()).find(credential => credential.id === id)
+    if (found === undefined) throw new ResourceNotFound(`no ${noun} with id ${id}`)
+    return found
+  })
   app.delete(`${path}/:id`, {
     config,
-    schema: schema(tag, `revoke${singular}`, `Revoke ${/^[AEIOU]/i.test(noun) ? 'an' : 'a'} ${noun}`, {
+    schema: schema(tag, `revoke${singular}`, `Revoke ${aNoun}`, {
       params: IdParams,
       response: { 204: { description: options.revoked, type: 'null' }, ...problemResponses([400, 401, 403, 404, 429]) }
     })

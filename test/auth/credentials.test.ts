@@ -17,6 +17,13 @@ t.test('API keys: created by admins, shown once, stored as a hash, revocable', a
   t.match(key, { id: Number, name: 'reporting', scopes: ['projects:read'], prefix: /^rsy_/, createdAt: String, expiresAt: null, lastUsedAt: null, key: /^rsy_[A-Za-z0-9_-]{43}$/ })
   t.ok(key.key.startsWith(key.prefix))
   t.equal(created.headers.location, `/v1/api-keys/${key.id}`)
+  const located = await app.inject({ method: 'GET', url: created.headers.location as string })
+  t.equal(located.statusCode, 200, 'Location names the key')
+  const { key: secret, ...view } = key
+  t.ok(secret)
+  t.same(body(located), view, 'the same key without the key itself')
+  assertProblem(t, await app.inject({ method: 'GET', url: `/v1/api-keys/${(key.id as number) + 1000}` }), 404)
+  assertProblem(t, await app.inject({ method: 'GET', url: created.headers.location as string, headers: { authorization: bearer({ sub: 'u', scope: 'projects:read' }) } }), 401, 'insufficient-scope')
 
   const authorization = `Bearer ${key.key as string}`
   t.equal((await app.inject({ method: 'GET', url: '/v1/projects', headers: { authorization } })).statusCode, 200, 'the key authenticates')
@@ -38,6 +45,7 @@ t.test('API keys: created by admins, shown once, stored as a hash, revocable', a
   assertProblem(t, revoked, 401, 'invalid-token')
   t.match(body(revoked).detail, /revoked/)
   assertProblem(t, await app.inject({ method: 'DELETE', url: `/v1/api-keys/${key.id}` }), 404)
+  assertProblem(t, await app.inject({ method: 'GET', url: `/v1/api-keys/${key.id}` }), 404) // a revoked key is gone
   t.same(body(await app.inject({ method: 'GET', url: '/v1/api-keys' })), [])
 })
 
@@ -71,6 +79,10 @@ t.test('client credentials: Basic at the token endpoint, scopes cut to the clien
   t.match(stored.secretHash, /^[A-Za-z0-9+/=]+:[A-Za-z0-9+/=]+$/, 'a salted slow hash')
   t.notMatch(stored.secretHash, client.clientSecret)
   t.notOk('clientSecret' in body(await app.inject({ method: 'GET', url: '/v1/clients' }))[0])
+  t.equal(created.headers.location, `/v1/clients/${client.id as number}`)
+  const { clientSecret, ...view } = client
+  t.ok(clientSecret)
+  t.same(body(await app.inject({ method: 'GET', url: created.headers.location as string })), view, 'Location names the client, shown without its secret')
 
   const authorization = basic(client.clientId, client.clientSecret)
   const token = await app.inject({ method: 'POST', url: '/v1/auth/token', headers: { authorization, 'content-type': form }, payload: 'grant_type=client_credentials' })
