@@ -1,8 +1,11 @@
 /**
  * npm run bench [-- --quick]: the service's throughput and latency with the
  * full production stack, as ratios to a bare Fastify baseline measured in the
- * same run on the same machine. The server is pinned to CPU 0 and the load
- * generator (this process) to CPU 1 when taskset exists.
+ * same run on the same machine, right before each measured run (a shared
+ * machine's speed drifts by tens of percent within minutes; a ratio against a
+ * baseline taken at the start mixed that drift into every figure). The
+ * servers are pinned to CPU 0 and the load generator (this process) to CPU 1
+ * when taskset exists.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { mkdtempSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs'
@@ -24,8 +27,14 @@ const WARM_UP = quick ? 1 : 3
 const CONNECTIONS = 50
 const SECRET = 'bench-secret-bench-secret-bench-secret-123'
 const pinned = spawnSync('which', ['taskset']).status === 0
-/** The V8 flags `npm start` gives the server (a young generation of 4 MB semi-spaces keeps RSS down). */
-const SERVER_FLAGS = ['--max-semi-space-size=4']
+/** Seconds of baseline load measured right before each run of a workload, which is compared with it. */
+const BASELINE_SECONDS = quick ? 2 : 5
+
+/** The Node flags `npm start` gives the server, read from package.json so the bench runs it as production does. */
+function startFlags (): string[] {
+  const { scripts } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { scripts: { start: string } }
+  return /\bnode ((?:--\S+ )*)dist\/src\/server\.js/.exec(scripts.start)?.[1]?.split(' ').filter(Boolean) ?? []
+}
 
 if (pinned && process.env.RESOURCERY_BENCH_PINNED !== '1') {
   const child = spawnSync('taskset', ['-c', '1', process.execPath, ...process.execArgv, ...process.argv.slice(1)], { stdio: 'inherit', env: { ...process.env, RESOURCERY_BENCH_PINNED: '1' } })
@@ -64,7 +73,18 @@ interface Workload {
   /** `{id}` in the path becomes a random id up to this, per request (clients editing different records). */
   ids?: number
 }
-interface Figures { rps: number, p50: number, p99: number, rssMb: number, errors: number }
+interface Figures {
+  rps: number
+  /** rps over the baseline's req/s measured just before this run: the machine's speed drifts, so each run has its own reference. */
+  ratio: number
+  baselineRps: number
+  p50: number
+  p99: number
+  rssMb: number
+  errors: number
+}
+
+const HELLO: Workload = { name: 'baseline', path: '/hello' }
 
 function load (server: Server, workload: Workload, duration: number): ReturnType<typeof autocannon> {
   const { ids } = workload
@@ -81,37 +101,38 @@ function load (server: Server, workload: Workload, duration: number): ReturnType
   })
 }
 
-async function measure (server: Server, workload: Workload): Promise<Figures> {
+async function measure (server: Server, workload: Workload, baseline: Server): Promise<Figures> {
   const runs: Figures[] = []
   await load(server, workload, WARM_UP)
   for (let run = 0; run < RUNS; run++) {
+    const baselineRps = server === baseline ? undefined : (await load(baseline, HELLO, BASELINE_SECONDS)).requests.average
     let peak = 0
     const sampler = setInterval(() => { peak = Math.max(peak, rssMb(server.child.pid!)) }, 250)
     const result = await load(server, workload, DURATION)
     clearInterval(sampler)
     // Every answer must have the expected status; anything else is counted as an error.
     const wrong = Object.entries(result.statusCodeStats ?? {}).filter(([code]) => Number(code) !== (workload.expect ?? 200)).reduce((n, [, stats]) => n + (stats.count ?? 0), 0)
-    runs.push({ rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, rssMb: Math.round(peak), errors: result.errors + result.timeouts + wrong })
+    const rps = result.requests.average
+    runs.push({ rps, ratio: rps / (baselineRps ?? rps), baselineRps: baselineRps ?? rps, p50: result.latency.p50, p99: result.latency.p99, rssMb: Math.round(peak), errors: result.errors + result.timeouts + wrong })
   }
-  runs.sort((a, b) => a.rps - b.rps)
+  runs.sort((a, b) => a.ratio - b.ratio || a.rps - b.rps)
   return runs[Math.floor(runs.length / 2)]!
 }
 
 async function main (): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'resourcery-bench-'))
-  const results: Record<string, Figures & { ratio: number }> = {}
+  const results: Record<string, Figures> = {}
   const table: string[] = []
-  const record = (name: string, figures: Figures, baseline: number): void => {
-    results[name] = { ...figures, ratio: Number((figures.rps / baseline).toFixed(3)) }
-    table.push(`${name.padEnd(34)} ${figures.rps.toFixed(0).padStart(8)} req/s  ratio ${(figures.rps / baseline).toFixed(3)}  p50 ${String(figures.p50).padStart(4)} ms  p99 ${String(figures.p99).padStart(4)} ms  rss ${String(figures.rssMb).padStart(4)} MB${figures.errors > 0 ? `  errors ${figures.errors}` : ''}`)
+  const record = (name: string, figures: Figures): void => {
+    results[name] = { ...figures, ratio: Number(figures.ratio.toFixed(3)) }
+    table.push(`${name.padEnd(34)} ${figures.rps.toFixed(0).padStart(8)} req/s  ratio ${figures.ratio.toFixed(3)} (baseline ${figures.baselineRps.toFixed(0)})  p50 ${String(figures.p50).padStart(4)} ms  p99 ${String(figures.p99).padStart(4)} ms  rss ${String(figures.rssMb).padStart(4)} MB${figures.errors > 0 ? `  errors ${figures.errors}` : ''}`)
   }
 
+  // The baseline server stays up (idle between its runs) for the whole bench: every run of a workload is compared with a baseline run just before it.
   const hello = await start([join(dist, 'bench/baseline.js'), 'hello', '3900'], {}, 3900)
-  const baseline = await measure(hello, { name: 'baseline', path: '/hello' })
-  hello.child.kill()
-  record('baseline: bare Fastify hello', baseline, baseline.rps)
+  record('baseline: bare Fastify hello', await measure(hello, HELLO, hello))
   const fsync = await start([join(dist, 'bench/baseline.js'), 'insert', '3901', join(dir, 'bare.db')], {}, 3901)
-  record('bare better-sqlite3 insert (FULL)', await measure(fsync, { name: 'bare insert', method: 'POST', path: '/items', headers: { 'content-type': 'application/json' }, body: '{"name":"x"}', expect: 201 }), baseline.rps)
+  record('bare better-sqlite3 insert (FULL)', await measure(fsync, { name: 'bare insert', method: 'POST', path: '/items', headers: { 'content-type': 'application/json' }, body: '{"name":"x"}', expect: 201 }, hello))
   fsync.child.kill()
 
   for (const [label, tasks] of quick ? [['100k', 100_000]] as const : [['100k', 100_000], ['1M', 1_000_000]] as const) {
@@ -121,7 +142,7 @@ async function main (): Promise<void> {
     const db = new BetterSqlite3(file)
     const key = newApiKey()
     db.prepare('insert into resourcery_api_keys (name, prefix, hash, scopes, createdAt) values (?, ?, ?, ?, ?)').run('bench', key.prefix, hashApiKey(key.key), '["admin"]', new Date().toISOString())
-    const server = await start([...SERVER_FLAGS, join(dist, 'src/server.js')], {
+    const server = await start([...startFlags(), join(dist, 'src/server.js')], {
       NODE_ENV: 'production', DATABASE_URL: `sqlite:${file}`, PORT: '3902', JWT_SECRET: SECRET, RATE_LIMIT_MAX: '100000000', LOG_LEVEL: 'info', DATA_DIR: dir
     }, 3902)
     const secretRow = db.prepare("select value from resourcery_secrets where name = 'cursor-signing'").get() as { value: string }
@@ -149,10 +170,11 @@ async function main (): Promise<void> {
         ]
     for (const workload of workloads) {
       process.stderr.write(`${label}: ${workload.name}…\n`)
-      record(`${workload.name} [${label}]`, await measure(server, workload), baseline.rps)
+      record(`${workload.name} [${label}]`, await measure(server, workload, hello))
     }
     server.child.kill('SIGTERM')
   }
+  hello.child.kill()
   for (const name of ['GET list of 20 + X-Total-Count', 'GET filtered + sorted list', 'GET deep position by cursor']) {
     const small = results[`${name} [100k]`]
     const large = results[`${name} [1M]`]
