@@ -7,10 +7,9 @@ import { dirname } from 'node:path'
 import { resources } from '../schemas/index.js'
 import { clientsCommand, keysCommand, tokenCommand, UsageError } from './cli/credentials.js'
 import { loadConfig } from './config.js'
-import { openapiDocument } from './openapi-document.js'
 import { buildModel } from './resources/model.js'
 import { openStore } from './store/open.js'
-import { reportStartupFailure, startServer } from './server.js'
+import { reportStartupFailure } from './startup-failure.js'
 
 const USAGE = `usage: resourcery <command>
 
@@ -48,7 +47,7 @@ async function openapi (args: string[]): Promise<void> {
   const check = args.includes('--check')
   const jsonFile = args.find(arg => !arg.startsWith('--')) ?? 'openapi/openapi.json'
   const yamlFile = jsonFile.replace(/\.json$/, '.yaml')
-  const { json, yaml } = await openapiDocument(resources)
+  const { json, yaml } = await (await import('./openapi-document.js')).openapiDocument(resources)
   if (check) {
     const stale = []
     for (const [file, text] of [[jsonFile, json], [yamlFile, yaml]] as const) {
@@ -68,7 +67,8 @@ async function openapi (args: string[]): Promise<void> {
 
 async function main ([command, ...args]: string[]): Promise<void> {
   switch (command) {
-    case 'serve': await startServer(process.env); return
+    // The server and the document generator (Fastify and every plugin) are loaded only by the commands that use them.
+    case 'serve': await (await import('./server.js')).startServer(process.env); return
     case 'migrate': await migrate(); return
     case 'openapi': await openapi(args); return
     case 'keys': await keysCommand(args, loadConfig(process.env), buildModel(resources)); return

@@ -9,8 +9,8 @@ import { resources } from '../schemas/index.js'
 import { readFile } from 'node:fs/promises'
 import { buildApp } from './app.js'
 import type { TlsMaterial } from './http/transport.js'
-import { ConfigError, loadConfig, type Config } from './config.js'
-import { MigrationRefused } from './store/store.js'
+import { loadConfig, type Config } from './config.js'
+import { reportStartupFailure } from './startup-failure.js'
 
 function stopOnSignals (app: FastifyInstance, config: Config): void {
   let stopping = false
@@ -61,16 +61,6 @@ export async function startServer (env: Readonly<Record<string, string | undefin
   if (tls !== undefined) reloadTlsOnHangup(app, config)
   await app.listen({ host: config.host, port: config.port })
   return app
-}
-
-/** Start-up failures the operator can fix are printed as one clear message, without a stack. */
-export function reportStartupFailure (error: unknown): never {
-  if (error instanceof ConfigError || error instanceof MigrationRefused) {
-    process.stderr.write(`resourcery: ${error.message}\n`)
-  } else {
-    process.stderr.write(`resourcery: could not start: ${error instanceof Error ? error.stack ?? error.message : String(error)}\n`)
-  }
-  process.exit(1)
 }
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
