@@ -23,7 +23,6 @@ type Builder = ExpressionBuilder<Database, string>
 // `ne` keeps rows without a value: "assignee is not bob" includes tasks nobody is assigned to.
 const COMPARISONS = { eq: '=', ne: 'is distinct from', lt: '<', lte: '<=', gt: '>', gte: '>=' } as const
 
-/** `*` is the only wildcard; `%`, `_` and the escape character itself match literally. */
 /** `{ column: value }` for columns and the values at the same positions. */
 function namedSlots (columns: readonly string[], values: readonly unknown[]): Row {
   const row: Row = {}
@@ -31,6 +30,7 @@ function namedSlots (columns: readonly string[], values: readonly unknown[]): Ro
   return row
 }
 
+/** `*` is the only wildcard; `%`, `_` and the escape character itself match literally. */
 export function likePattern (value: string): string {
   return value.replace(/[\\%_]/g, match => `\\${match}`).replace(/\*/g, '%')
 }
