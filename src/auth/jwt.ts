@@ -7,6 +7,7 @@
  */
 import type { FastifyBaseLogger } from 'fastify'
 import { createVerifier, type Algorithm, type DecodedJwt } from 'fast-jwt'
+import { BoundedMap } from '../bounded-map.js'
 import { annotate, InvalidCredential } from '../errors.js'
 import type { JwksKeys } from './jwks.js'
 import type { ExternalKey } from './key-material.js'
@@ -89,7 +90,7 @@ export function jwtVerifier (log: FastifyBaseLogger, settings: JwtSettings): Jwt
     ...(settings.audience === '' ? {} : { allowedAud: settings.audience }),
     cache: false
   })
-  const verified = new Map<string, Verified>()
+  const verified = new BoundedMap<string, Verified>(VERIFIED_CACHE_SIZE)
 
   return async token => {
     const known = verified.get(token)
@@ -103,7 +104,6 @@ export function jwtVerifier (log: FastifyBaseLogger, settings: JwtSettings): Jwt
       if (typeof claims.sub !== 'string' || claims.sub === '' || (claims.scope !== undefined && typeof claims.scope !== 'string')) {
         throw invalidToken('the token\'s sub must be a non-empty string and scope a string')
       }
-      if (verified.size >= VERIFIED_CACHE_SIZE) verified.delete(verified.keys().next().value!)
       verified.set(token, { claims, until: Math.min(claims.exp * 1000, Date.now() + VERIFIED_CACHE_MS) })
       return claims
     } catch (error) {

@@ -6,6 +6,7 @@
  * representation never revalidates an old copy.
  */
 import { createHash } from 'node:crypto'
+import { BoundedMap } from '../bounded-map.js'
 import type { IncomingHttpHeaders } from 'node:http'
 
 export interface EntityTag {
@@ -59,15 +60,13 @@ export function notModified (headers: IncomingHttpHeaders, current: EntityTag, l
   return !Number.isNaN(sinceMs) && Math.floor(Date.parse(lastModified) / 1000) * 1000 <= sinceMs
 }
 
-const httpDates = new Map<string, string>()
-const HTTP_DATES_KEPT = 1000
+const httpDates = new BoundedMap<string, string>(1000)
 
 /** Last-Modified of an ISO timestamp, remembered: formatting a date was 2 % of a GET of one record. */
 export function httpDate (iso: string): string {
   let date = httpDates.get(iso)
   if (date === undefined) {
     date = new Date(iso).toUTCString()
-    if (httpDates.size >= HTTP_DATES_KEPT) httpDates.delete(httpDates.keys().next().value!)
     httpDates.set(iso, date)
   }
   return date

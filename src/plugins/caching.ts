@@ -36,12 +36,11 @@ function cacheHeaders (request: FastifyRequest, reply: FastifyReply, payload: un
   addVary(reply)
   const reading = request.method === 'GET' || request.method === 'HEAD'
   const status = reply.statusCode
-  if (!reply.hasHeader('cache-control')) {
-    const policy = request.routeOptions.config?.cacheControl
-    reply.header('cache-control', reading && status < 400 && policy !== undefined ? policy : 'no-store')
-  }
+  // Read once: Fastify builds request.routeOptions afresh on every access.
+  const policy = request.routeOptions.config?.cacheControl
+  if (!reply.hasHeader('cache-control')) reply.header('cache-control', reading && status < 400 && policy !== undefined ? policy : 'no-store')
   // Records carry their own ETag, and their handler already answered If-None-Match; lists are tagged here.
-  if (!reading || status !== 200 || reply.hasHeader('etag') || request.routeOptions.config?.cacheControl === undefined) return payload
+  if (!reading || status !== 200 || reply.hasHeader('etag') || policy === undefined) return payload
   if (typeof payload !== 'string' && !Buffer.isBuffer(payload)) return payload
   const tag = bodyTag(payload)
   reply.header('etag', formatEntityTag(tag))

@@ -6,6 +6,7 @@
  * key created anywhere works on its first use; the map is bounded, oldest
  * entry out first, so random keys cannot grow it.
  */
+import { BoundedMap } from '../bounded-map.js'
 import type { ApiKeyRecord, CredentialStore } from './credentials.js'
 
 const MAX_ENTRIES = 10_000
@@ -13,7 +14,7 @@ const MAX_ENTRIES = 10_000
 interface Entry { readonly record: ApiKeyRecord, readonly until: number }
 
 export function cachingApiKeys (credentials: CredentialStore, ttlMs: number): CredentialStore {
-  const byHash = new Map<string, Entry>()
+  const byHash = new BoundedMap<string, Entry>(MAX_ENTRIES)
   return {
     ...credentials,
     async findApiKey (hash) {
@@ -23,7 +24,6 @@ export function cachingApiKeys (credentials: CredentialStore, ttlMs: number): Cr
       byHash.delete(hash)
       const record = await credentials.findApiKey(hash)
       if (record !== undefined && ttlMs > 0) {
-        if (byHash.size >= MAX_ENTRIES) byHash.delete(byHash.keys().next().value!)
         byHash.set(hash, { record, until: now + ttlMs })
       }
       return record

@@ -5,6 +5,7 @@
  * come from the definitions, not from the request's values.
  */
 import type { Compilable, CompiledQuery } from 'kysely'
+import { BoundedMap } from '../bounded-map.js'
 
 interface Template {
   readonly compiled: CompiledQuery
@@ -20,14 +21,13 @@ class Slot {
 export type QueryTemplates = (shape: string, values: readonly unknown[], build: (slots: readonly unknown[]) => Compilable) => CompiledQuery
 
 export function queryTemplates (maxShapes = 1000): QueryTemplates {
-  const templates = new Map<string, Template>()
+  const templates = new BoundedMap<string, Template>(maxShapes)
   return (shape, values, build) => {
     let template = templates.get(shape)
     if (template === undefined) {
       const stand = values.map((_, index) => new Slot(index))
       const compiled = build(stand).compile()
       template = { compiled, slots: compiled.parameters.map(parameter => parameter instanceof Slot ? parameter.index : -1) }
-      if (templates.size >= maxShapes) templates.delete(templates.keys().next().value!)
       templates.set(shape, template)
     }
     const { compiled, slots } = template

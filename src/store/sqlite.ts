@@ -7,6 +7,7 @@ import { dirname } from 'node:path'
 import BetterSqlite3 from 'better-sqlite3'
 import { Kysely, SqliteDialect, sql, type SqlBool } from 'kysely'
 import type { ConstraintViolation, Database, Dialect } from './dialect.js'
+import { BoundedMap } from '../bounded-map.js'
 import { groupCommitWriter } from './group-commit.js'
 import type { ColumnKind } from './tables.js'
 
@@ -77,15 +78,13 @@ function arrayFetching (statement: BetterSqlite3.Statement): KyselyStatement {
 }
 
 function reusingStatements (database: BetterSqlite3.Database): StatementSource {
-  const statements = new Map<string, KyselyStatement>()
+  const statements = new BoundedMap<string, KyselyStatement>(STATEMENT_CACHE_SIZE)
   let writes = 0
   return {
     prepare (sql) {
       let statement = statements.get(sql)
       if (statement === undefined) {
         statement = arrayFetching(database.prepare(sql))
-        // Oldest first out: a Map iterates in insertion order.
-        if (statements.size >= STATEMENT_CACHE_SIZE) statements.delete(statements.keys().next().value!)
         statements.set(sql, statement)
       }
       if (!statement.readonly) writes++

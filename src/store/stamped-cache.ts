@@ -4,13 +4,15 @@
  * a count over a large table costs a scan, while checking the stamp is a
  * single read. Bounded; the oldest entry goes first.
  */
+import { BoundedMap } from '../bounded-map.js'
+
 export interface StampedCache<T> {
   get (key: string, stamp: string): T | undefined
   set (key: string, stamp: string, value: T): void
 }
 
 export function stampedCache<T> (maxEntries = 1000): StampedCache<T> {
-  const entries = new Map<string, { readonly stamp: string, readonly value: T }>()
+  const entries = new BoundedMap<string, { readonly stamp: string, readonly value: T }>(maxEntries)
   return {
     get (key, stamp) {
       const entry = entries.get(key)
@@ -18,7 +20,6 @@ export function stampedCache<T> (maxEntries = 1000): StampedCache<T> {
     },
     set (key, stamp, value) {
       entries.delete(key)
-      if (entries.size >= maxEntries) entries.delete(entries.keys().next().value!)
       entries.set(key, { stamp, value })
     }
   }
