@@ -64,13 +64,13 @@ export function resourceHandlers (model: Model, resource: Resource, { cursors, e
   /** Stores `values(current)` on the version read, under the request's preconditions. */
   async function save (request: FastifyRequest, reply: FastifyReply, values: (current: StoredRecord) => Body): Promise<unknown> {
     const target = targetOf(request)
-    const record = await conditionally(target, async current => {
+    const where = visibility(request, resource)
+    const record = await conditionally(target, async check => await request.server.store.update(resource, target.id, current => {
+      check(current)
       const changed = readOnlyChanges(resource, request.body as Body, current)
       if (changed.length > 0) throw invalid(changed)
-      return await request.server.store.update(resource, target.id, values(current), {
-        where: [...visibility(request, resource), { field: 'version', op: 'eq', value: current.version }]
-      })
-    })
+      return values(current)
+    }, { where }))
     return await sendWritten(request, reply, resource, record)
   }
 
@@ -100,12 +100,7 @@ export function resourceHandlers (model: Model, resource: Resource, { cursors, e
 
     async remove (request, reply) {
       const target = targetOf(request)
-      await conditionally(target, async current => {
-        const removed = await request.server.store.remove(resource, target.id, {
-          where: [...visibility(request, resource), { field: 'version', op: 'eq', value: current.version }]
-        })
-        return removed ? true : undefined
-      })
+      await conditionally(target, async check => await request.server.store.remove(resource, target.id, check, { where: visibility(request, resource) }))
       return await reply.code(204).send()
     },
 

@@ -9,13 +9,14 @@
 import type { FastifyRequest } from 'fastify'
 import { PreconditionFailed, PreconditionRequired, ResourceNotFound } from '../errors.js'
 import { parseEntityTags, versionsNamed } from '../http/conditional.js'
-import type { StoredRecord } from '../store/store.js'
+import type { StoredRecord, WriteMiss } from '../store/store.js'
 import type { Resource } from './model.js'
 import { visibility } from './visibility.js'
 
 /**
- * With group commit, of N writers racing on one record each group lands one,
- * so N rounds are needed; the bound only stops a livelock.
+ * Only PostgreSQL writes can lose a race (SQLite reads and writes in one
+ * transaction); of N writers racing on one record each round lands at least
+ * one, so the bound only stops a livelock.
  */
 const MAX_ATTEMPTS = 100
 
@@ -50,19 +51,19 @@ function precondition ({ request, resource, id, epoch }: WriteTarget): (current:
 }
 
 /**
- * Runs `write` against the current record until it lands on the version it
- * read. `write` answers undefined when the version moved underneath it.
+ * Runs `write`, which reads the record, calls the check it is given on it and
+ * stores only if the record is still the version read; repeats on a lost race
+ * unless the request named the version it expects.
  */
-export async function conditionally<T> (target: WriteTarget, write: (current: StoredRecord) => Promise<T | undefined>): Promise<T> {
+export async function conditionally<T> (target: WriteTarget, write: (check: (current: StoredRecord) => void) => Promise<T | WriteMiss>): Promise<T> {
   const check = precondition(target)
   // `If-Match: *` only asks that the record exist, which a lost race does not change: retried like no If-Match.
   const ifMatch = target.request.headers['if-match']
   const conditional = ifMatch !== undefined && ifMatch.trim() !== '*'
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-    const current = await load(target)
-    check(current)
-    const result = await write(current)
-    if (result !== undefined) return result
+    const result = await write(check)
+    if (result === 'missing') throw notFound(target.resource, target.id)
+    if (result !== 'raced') return result
     if (conditional) throw new PreconditionFailed(`the ${target.resource.singular} changed while this request was applied`)
   }
   throw new PreconditionFailed(`the ${target.resource.singular} kept changing; try again`)

@@ -4,7 +4,7 @@
  * every value is a bound parameter.
  */
 import { randomBytes } from 'node:crypto'
-import { sql, type Compilable, type CompiledQuery, type Expression, type ExpressionBuilder, type SqlBool, type Transaction } from 'kysely'
+import { sql, type Compilable, type Kysely, type CompiledQuery, type Expression, type ExpressionBuilder, type SqlBool, type Transaction } from 'kysely'
 import { invalid, StillReferenced, StoreUnavailable, UniqueViolation } from '../errors.js'
 import type { Condition } from '../resources/define.js'
 import type { Model, Resource } from '../resources/model.js'
@@ -14,7 +14,7 @@ import type { Database, Dialect } from './dialect.js'
 import { createIdempotencyTable, idempotencyStore } from './idempotency.js'
 import { queryTemplates } from './query-templates.js'
 import { stampedCache } from './stamped-cache.js'
-import { MigrationRefused, type ListQuery, type MigrationReport, type SortKey, type Store, type StoredRecord, type WriteOptions } from './store.js'
+import { MigrationRefused, type Edit, type ListQuery, type MigrationReport, type SortKey, type Store, type StoredRecord, type WriteMiss, type WriteOptions } from './store.js'
 import { MIGRATIONS_TABLE, SECRETS_TABLE, planMigration, tableSpec, type ColumnKind, type ColumnSpec, type TableSpec } from './tables.js'
 
 type Row = Record<string, unknown>
@@ -112,6 +112,17 @@ export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs 
   }
 
   const byId = (id: number, options?: WriteOptions): Condition[] => [{ field: 'id', op: 'eq', value: id }, ...(options?.where ?? [])]
+  const sameVersion = (current: StoredRecord, options?: WriteOptions): Condition[] => [...byId(current.id, options), { field: 'version', op: 'eq', value: current.version }]
+
+  /** The row as a write job sees it: on SQLite inside the write transaction, so nothing can change it before the write. */
+  async function readForWrite (w: Kysely<Database>, resource: Resource, id: number, options?: WriteOptions): Promise<Row | undefined> {
+    const { rows } = await w.executeQuery<Row>(selectById(w, resource, id, options))
+    return rows[0]
+  }
+
+  function selectById (executor: Kysely<Database>, resource: Resource, id: number, options?: WriteOptions): CompiledQuery {
+    return compileMatching(resource, `get ${resource.collection}`, byId(id, options), [], (_, where) => executor.selectFrom(resource.collection).selectAll().where(where))
+  }
 
   /**
    * Rows strictly after a keyset position, under an order where missing values
@@ -312,8 +323,7 @@ export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs 
     },
 
     async get (resource: Resource, id: number, options?: WriteOptions): Promise<StoredRecord | undefined> {
-      const query = compileMatching(resource, `get ${resource.collection}`, byId(id, options), [], (_, where) => db.selectFrom(resource.collection).selectAll().where(where))
-      const { rows } = await db.executeQuery<Row>(query).catch(rethrow)
+      const { rows } = await db.executeQuery<Row>(selectById(db, resource, id, options)).catch(rethrow)
       return rows[0] === undefined ? undefined : decode(resource, rows[0])
     },
 
@@ -330,22 +340,36 @@ export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs 
       }
     },
 
-    async update (resource: Resource, id: number, values: Readonly<Record<string, unknown>>, options?: WriteOptions): Promise<StoredRecord | undefined> {
-      const fields = encodeFields(resource, values)
-      const columns = Object.keys(fields)
+    async update (resource: Resource, id: number, edit: Edit, options?: WriteOptions): Promise<StoredRecord | WriteMiss> {
+      let values: Readonly<Record<string, unknown>> = {}
       try {
-        const { rows } = await writer.run(async w => await w.executeQuery<Row>(compileMatching(resource, `update ${resource.collection} ${columns.join(' ')}`, byId(id, options), [...Object.values(fields), new Date().toISOString()],
-          (slots, where) => w.updateTable(resource.collection).set({ ...namedSlots(columns, slots), version: sql`version + 1`, updatedAt: slots[columns.length] }).where(where).returningAll())))
-        return rows[0] === undefined ? undefined : decode(resource, rows[0])
+        return await writer.run(async w => {
+          const row = await readForWrite(w, resource, id, options)
+          if (row === undefined) return 'missing'
+          const current = decode(resource, row)
+          values = edit(current)
+          const fields = encodeFields(resource, values)
+          // Only changed columns are set: SQLite rewrites the index entries of every column a statement sets.
+          const columns = Object.keys(fields).filter(column => fields[column] !== row[column])
+          const { rows } = await w.executeQuery<Row>(compileMatching(resource, `update ${resource.collection} ${columns.join(' ')}`, sameVersion(current, options), [...columns.map(column => fields[column]), new Date().toISOString()],
+            (slots, where) => w.updateTable(resource.collection).set({ ...namedSlots(columns, slots), version: sql`version + 1`, updatedAt: slots[columns.length] }).where(where).returningAll()))
+          return rows[0] === undefined ? 'raced' : decode(resource, rows[0])
+        })
       } catch (error) {
         return await translateWrite(resource, values, error)
       }
     },
 
-    async remove (resource: Resource, id: number, options?: WriteOptions): Promise<boolean> {
+    async remove (resource: Resource, id: number, check: (current: StoredRecord) => void, options?: WriteOptions): Promise<'removed' | WriteMiss> {
       try {
-        const result = await writer.run(async w => await w.executeQuery(compileMatching(resource, `remove ${resource.collection}`, byId(id, options), [], (_, where) => w.deleteFrom(resource.collection).where(where))))
-        return (result.numAffectedRows ?? 0n) > 0n
+        return await writer.run(async w => {
+          const row = await readForWrite(w, resource, id, options)
+          if (row === undefined) return 'missing'
+          const current = decode(resource, row)
+          check(current)
+          const result = await w.executeQuery(compileMatching(resource, `remove ${resource.collection}`, sameVersion(current, options), [], (_, where) => w.deleteFrom(resource.collection).where(where)))
+          return (result.numAffectedRows ?? 0n) > 0n ? 'removed' : 'raced'
+        })
       } catch (error) {
         if (dialect.classify(error)?.kind === 'foreign-key') return await referencingChildren(resource, id)
         return rethrow(error)

@@ -70,11 +70,27 @@ export interface Store {
   get (resource: Resource, id: number, options?: WriteOptions): Promise<StoredRecord | undefined>
   /** `values` holds every writable field (undefined = no value) and the owner when stamped. */
   insert (resource: Resource, values: Readonly<Record<string, unknown>>): Promise<StoredRecord>
-  /** Replaces every writable field; undefined when no row matched. */
-  update (resource: Resource, id: number, values: Readonly<Record<string, unknown>>, options?: WriteOptions): Promise<StoredRecord | undefined>
-  /** False when no row matched. */
-  remove (resource: Resource, id: number, options?: WriteOptions): Promise<boolean>
+  /**
+   * Reads the record and replaces every writable field with what `edit` makes
+   * of it, storing only if the record is still the version read. `edit` may
+   * throw to refuse the write (a failed precondition, a read-only change).
+   */
+  update (resource: Resource, id: number, edit: Edit, options?: WriteOptions): Promise<StoredRecord | WriteMiss>
+  /** Reads the record, lets `check` refuse by throwing, and deletes it if it is still the version read. */
+  remove (resource: Resource, id: number, check: (current: StoredRecord) => void, options?: WriteOptions): Promise<'removed' | WriteMiss>
 }
+
+/** The writable values to store, computed from the record as it is now. */
+export type Edit = (current: StoredRecord) => Readonly<Record<string, unknown>>
+
+/**
+ * Why a read-then-write stored nothing: no visible record, or the record
+ * changed between the read and the write (never on SQLite, where both run in
+ * one write transaction; possible on PostgreSQL, where the caller retries).
+ */
+export type WriteMiss = 'missing' | 'raced'
+
+export const isWriteMiss = (outcome: unknown): outcome is WriteMiss => outcome === 'missing' || outcome === 'raced'
 
 export class MigrationRefused extends Error {
   override name = 'MigrationRefused'

@@ -37,6 +37,25 @@ t.test('concurrent writes without If-Match are applied one after another, none l
   t.equal(version(final.headers.get('etag')!), version(first) + 15, 'every write produced its own version')
 })
 
+t.test('120 racing writers without If-Match all land, each on a version of its own', async t => {
+  const app = await buildTestApp(t)
+  const created = await post(app, '/v1/projects', { name: 'crowded' })
+  const url = `${await listen(app)}/v1/projects/${body(created).id as number}`
+  const racers = 120
+  const responses = await Promise.all(Array.from({ length: racers }, async (_, i) => {
+    const response = await fetch(url, { method: 'PATCH', headers: { authorization: ADMIN, 'content-type': 'application/merge-patch+json' }, body: JSON.stringify({ budget: i }) })
+    const json = await response.json() as { budget?: number }
+    return { status: response.status, etag: response.headers.get('etag'), budget: json.budget }
+  }))
+  t.same(new Set(responses.map(response => response.status)), new Set([200]))
+  t.equal(new Set(responses.map(response => response.etag)).size, racers, 'every write answered with a version of its own')
+  const final = await fetch(url, { headers: { authorization: ADMIN } })
+  const version = (tag: string): number => Number(tag.replace(/"/g, '').split('.').at(-1))
+  const last = responses.find(response => response.etag === final.headers.get('etag'))
+  t.equal(version(final.headers.get('etag')!), version(created.headers.etag as string) + racers)
+  t.equal(((await final.json()) as { budget: number }).budget, last?.budget, 'the stored record is the one the last write answered with')
+})
+
 t.test('concurrent PATCHes with If-Match: * are all applied: a lost race does not make the record absent', async t => {
   const app = await buildTestApp(t)
   const created = await post(app, '/v1/projects', { name: 'starred' })
