@@ -38,6 +38,8 @@ import { cursorCodec } from './resources/cursor.js'
 import { resourcePrefix, resourceRoutes } from './resources/routes.js'
 import { openStore } from './store/open.js'
 import type { Store } from './store/store.js'
+import { webhookDispatcher } from './webhooks/dispatcher.js'
+import { webhookRoutes, webhookSchemas } from './webhooks/routes.js'
 
 export interface AppOptions {
   readonly config: Config
@@ -109,9 +111,16 @@ export async function buildApp ({ config, definitions, store: givenStore, logStr
   for (const resource of model.resources) {
     for (const schema of [...deriveSchemas(resource), ...deriveNestedSchemas(model, resource)]) app.addSchema(schema)
   }
-  for (const schema of [...adminSchemas, ...tokenSchemas]) app.addSchema(schema)
+  for (const schema of [...adminSchemas, ...tokenSchemas, ...webhookSchemas]) app.addSchema(schema)
   await app.register(healthRoutes)
   await app.register(adminRoutes, { prefix: `/v${CURRENT_VERSION}`, knownScopes: Object.keys(scopesOf(model.resources)) })
+  const allowPrivate = config.webhookAllowPrivate === '1'
+  await app.register(webhookRoutes, { prefix: `/v${CURRENT_VERSION}`, collections: model.resources.map(resource => resource.collection), allowPrivate })
+  const dispatcher = webhookDispatcher({
+    store: store.webhooks, model, allowPrivate, timeoutMs: config.webhookTimeoutMs, retryBaseMs: config.webhookRetryBaseMs, pollMs: config.webhookPollMs, log: app.log
+  })
+  app.addHook('onReady', async () => { dispatcher.start() })
+  app.addHook('onClose', async () => { await dispatcher.stop() })
   await app.register(tokenRoute, {
     prefix: `/v${CURRENT_VERSION}/auth`, ttlSeconds: parseDuration(config.tokenTtl)!, rateLimit: tokenEndpointLimit(config.tokenRateLimitMax, windowSeconds)
   })

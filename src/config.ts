@@ -62,6 +62,10 @@ export const Settings = Type.Object({
   HEADERS_TIMEOUT_MS: Type.Integer({ minimum: 500, default: 10000, description: 'Longest time to receive a request\'s headers (slow clients are cut off).' }),
   KEEP_ALIVE_TIMEOUT_MS: Type.Integer({ minimum: 100, default: 5000, description: 'How long an idle keep-alive connection stays open.' }),
   MAX_CONNECTIONS: Type.Integer({ minimum: 1, default: 10000, description: 'Concurrent connections accepted; more are refused.' }),
+  WEBHOOK_ALLOW_PRIVATE: Type.Union([Type.Literal('0'), Type.Literal('1')], { default: '0', description: '1: webhooks may target loopback, private and link-local addresses (development, tests). 0: refused at registration and at every delivery.' }),
+  WEBHOOK_TIMEOUT_MS: Type.Integer({ minimum: 100, default: 10000, description: 'Longest wait for a webhook receiver to answer; past it the attempt failed and is retried.' }),
+  WEBHOOK_RETRY_BASE_MS: Type.Integer({ minimum: 10, default: 5000, description: 'Delay before a failed webhook delivery\'s first retry; each further retry doubles it (up to 1 h, jittered), for 25 h after the event.' }),
+  WEBHOOK_POLL_MS: Type.Integer({ minimum: 10, default: 1000, description: 'How often each process looks for webhook deliveries that are due (writes in the same process start one at once).' }),
   PUBLIC_URL: Type.String({ default: '', description: 'Base URL clients use (e.g. https://api.example.com); the OpenAPI `servers` entry. Empty: relative.' })
 })
 

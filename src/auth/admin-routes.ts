@@ -74,12 +74,19 @@ export interface AdminRoutesOptions {
   readonly knownScopes: readonly string[]
 }
 
+/** The OpenAPI operation of an admin route: tagged, described with the scope it needs. */
+export function adminOperation (tag: string, operationId: string, summary: string, extra: Record<string, unknown>): Record<string, unknown> {
+  return { tags: [tag], operationId, summary, description: `${summary}. ${scopeNote(ADMIN_SCOPE)}`, security: securityFor(ADMIN_SCOPE), ...extra }
+}
+
+/** Route config of admin routes: the scope, and for writes the one body type they take. */
+export const adminConfig = { scope: ADMIN_SCOPE }
+export const adminWriteConfig = { ...adminConfig, accepts: ['application/json'] }
+
 export async function adminRoutes (app: FastifyInstance, { knownScopes }: AdminRoutesOptions): Promise<void> {
-  const schema = (tag: string, operationId: string, summary: string, extra: Record<string, unknown>) => ({
-    tags: [tag], operationId, summary, description: `${summary}. ${scopeNote(ADMIN_SCOPE)}`, security: securityFor(ADMIN_SCOPE), ...extra
-  })
-  const config = { scope: ADMIN_SCOPE }
-  const writeConfig = { ...config, accepts: ['application/json'] }
+  const schema = adminOperation
+  const config = adminConfig
+  const writeConfig = adminWriteConfig
   const checkScopes = (scopes: readonly string[]): void => {
     const unknown = scopes.map((scope, index) => ({ scope, index })).filter(({ scope }) => !knownScopes.includes(scope))
     if (unknown.length > 0) {
@@ -147,7 +154,7 @@ export async function adminRoutes (app: FastifyInstance, { knownScopes }: AdminR
   })
 }
 
-interface CredentialRoutes {
+export interface CredentialRoutes {
   readonly path: string
   readonly tag: string
   readonly noun: string
@@ -162,9 +169,10 @@ interface CredentialRoutes {
 
 /**
  * GET {path} (every credential not revoked), GET {path}/{id} (one, which the
- * create's Location names) and DELETE {path}/{id} (revoke), alike for keys and clients.
+ * create's Location names) and DELETE {path}/{id} (revoke), alike for keys,
+ * clients and webhook subscriptions (whose secrets are also shown only once).
  */
-function credentialRoutes (app: FastifyInstance, options: CredentialRoutes): void {
+export function credentialRoutes (app: FastifyInstance, options: CredentialRoutes): void {
   const { path, tag, noun, plural, singular, schema, config } = options
   const aNoun = `${/^[AEIOU]/i.test(noun) ? 'an' : 'a'} ${noun}`
   app.get(path, {

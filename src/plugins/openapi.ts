@@ -33,6 +33,7 @@ async function openapi (app: FastifyInstance, options: OpenApiOptions): Promise<
         { name: 'auth', description: 'OAuth 2.0 client credentials.' },
         { name: 'api-keys', description: 'API keys (admin).' },
         { name: 'clients', description: 'OAuth clients (admin).' },
+        { name: 'webhooks', description: 'Event subscriptions and their delivery attempts (admin). Requests are signed per Standard Webhooks.' },
         { name: 'operations', description: 'Liveness and readiness.' }
       ],
       components: { securitySchemes: securitySchemes(options.resources) as Record<string, never> }

@@ -27,9 +27,12 @@ interface Pending {
 
 type Outcome = { readonly ok: true, readonly value: unknown } | { readonly ok: false, readonly error: unknown }
 
-/** Each write on its own: for databases that group concurrent commits themselves (PostgreSQL). */
+/**
+ * Each write in a transaction of its own (a write and its outbox event commit
+ * together): for databases that group concurrent commits themselves (PostgreSQL).
+ */
 export function directWriter (db: Kysely<Database>): Writer {
-  return { db, run: async job => await job(db) }
+  return { db, run: async job => await db.transaction().execute(job) }
 }
 
 // Compiled once: three of them run for every write.

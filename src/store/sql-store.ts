@@ -13,6 +13,7 @@ import { createCredentialTables, credentialStore } from './credentials.js'
 import type { Database, Dialect } from './dialect.js'
 import { createIdempotencyTable, idempotencyStore } from './idempotency.js'
 import { queryTemplates } from './query-templates.js'
+import { createWebhookTables, enqueueEvent, webhookStore } from './webhooks.js'
 import { stampedCache } from './stamped-cache.js'
 import { MigrationRefused, type Edit, type ListQuery, type MigrationReport, type SortKey, type Store, type StoredRecord, type WriteMiss, type WriteOptions } from './store.js'
 import { MIGRATIONS_TABLE, SECRETS_TABLE, planMigration, tableSpec, type ColumnKind, type ColumnSpec, type TableSpec } from './tables.js'
@@ -42,6 +43,7 @@ export interface SqlStoreOptions {
 
 export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs }: SqlStoreOptions): Store {
   const { db, writer } = dialect
+  const webhooks = webhookStore(writer)
   const templated = queryTemplates()
   const counts = stampedCache<number>()
   const specs = new Map(model.resources.map(resource => [resource.collection, tableSpec(model, resource)]))
@@ -222,6 +224,7 @@ export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs 
     dialect: dialect.name,
     credentials: guarded(cachingApiKeys(credentialStore(writer.db), apiKeyCacheMs)),
     idempotency: guarded(idempotencyStore(writer.db)),
+    webhooks: { ...guarded(webhooks), onEnqueued: webhooks.onEnqueued, enqueued: webhooks.enqueued },
 
     async migrate (): Promise<MigrationReport> {
       return await writer.db.transaction().execute(async trx => {
@@ -237,6 +240,7 @@ export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs 
           .execute()
         await createCredentialTables(trx, dialect)
         await createIdempotencyTable(trx, dialect)
+        await createWebhookTables(trx, dialect)
         // Planned inside the transaction, after the lock, so a concurrent start sees the finished result.
         const plan = planMigration([...specs.values()], await dialect.columns(trx), dialect.sameType)
         if (plan.refusals.length > 0) throw new MigrationRefused(plan.refusals)
@@ -332,9 +336,14 @@ export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs 
       const columns = Object.keys(fields)
       const now = new Date().toISOString()
       try {
-        const { rows } = await writer.run(async w => await w.executeQuery<Row>(compileMatching(resource, `insert ${resource.collection} ${columns.join(' ')}`, [], [...Object.values(fields), now],
-          slots => w.insertInto(resource.collection).values({ ...namedSlots(columns, slots), version: 1, createdAt: slots[columns.length], updatedAt: slots[columns.length] }).returningAll())))
-        return decode(resource, rows[0]!)
+        const record = await writer.run(async w => {
+          const { rows } = await w.executeQuery<Row>(compileMatching(resource, `insert ${resource.collection} ${columns.join(' ')}`, [], [...Object.values(fields), now],
+            slots => w.insertInto(resource.collection).values({ ...namedSlots(columns, slots), version: 1, createdAt: slots[columns.length], updatedAt: slots[columns.length] }).returningAll()))
+          const inserted = decode(resource, rows[0]!)
+          return { inserted, event: await enqueueEvent(w, resource.collection, 'created', inserted) }
+        })
+        if (record.event) webhooks.enqueued()
+        return record.inserted
       } catch (error) {
         return await translateWrite(resource, values, error)
       }
@@ -343,7 +352,7 @@ export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs 
     async update (resource: Resource, id: number, edit: Edit, options?: WriteOptions): Promise<StoredRecord | WriteMiss> {
       let values: Readonly<Record<string, unknown>> = {}
       try {
-        return await writer.run(async w => {
+        const outcome = await writer.run(async w => {
           const row = await readForWrite(w, resource, id, options)
           if (row === undefined) return 'missing'
           const current = decode(resource, row)
@@ -353,8 +362,13 @@ export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs 
           const columns = Object.keys(fields).filter(column => fields[column] !== row[column])
           const { rows } = await w.executeQuery<Row>(compileMatching(resource, `update ${resource.collection} ${columns.join(' ')}`, sameVersion(current, options), [...columns.map(column => fields[column]), new Date().toISOString()],
             (slots, where) => w.updateTable(resource.collection).set({ ...namedSlots(columns, slots), version: sql`version + 1`, updatedAt: slots[columns.length] }).where(where).returningAll()))
-          return rows[0] === undefined ? 'raced' : decode(resource, rows[0])
+          if (rows[0] === undefined) return 'raced'
+          const updated = decode(resource, rows[0])
+          return { updated, event: await enqueueEvent(w, resource.collection, 'updated', updated) }
         })
+        if (typeof outcome === 'string') return outcome
+        if (outcome.event) webhooks.enqueued()
+        return outcome.updated
       } catch (error) {
         return await translateWrite(resource, values, error)
       }
@@ -362,14 +376,18 @@ export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs 
 
     async remove (resource: Resource, id: number, check: (current: StoredRecord) => void, options?: WriteOptions): Promise<'removed' | WriteMiss> {
       try {
-        return await writer.run(async w => {
+        const outcome = await writer.run(async w => {
           const row = await readForWrite(w, resource, id, options)
           if (row === undefined) return 'missing'
           const current = decode(resource, row)
           check(current)
           const result = await w.executeQuery(compileMatching(resource, `remove ${resource.collection}`, sameVersion(current, options), [], (_, where) => w.deleteFrom(resource.collection).where(where)))
-          return (result.numAffectedRows ?? 0n) > 0n ? 'removed' : 'raced'
+          if ((result.numAffectedRows ?? 0n) === 0n) return 'raced'
+          return { event: await enqueueEvent(w, resource.collection, 'deleted', { id: current.id }) }
         })
+        if (typeof outcome === 'string') return outcome
+        if (outcome.event) webhooks.enqueued()
+        return 'removed'
       } catch (error) {
         if (dialect.classify(error)?.kind === 'foreign-key') return await referencingChildren(resource, id)
         return rethrow(error)

@@ -6,6 +6,7 @@
 import type { Condition } from '../resources/define.js'
 import type { CredentialStore } from './credentials.js'
 import type { IdempotencyStore } from './idempotency.js'
+import type { WebhookStore } from './webhooks.js'
 import type { Resource } from '../resources/model.js'
 
 /** Columns every table has besides the declared fields. */
@@ -57,6 +58,8 @@ export interface Store {
   readonly credentials: CredentialStore
   /** Responses remembered under Idempotency-Key. */
   readonly idempotency: IdempotencyStore
+  /** Webhook subscriptions, their outbox and deliveries. */
+  readonly webhooks: WebhookStore
   /** Creates or additively extends every table; throws MigrationRefused for destructive changes. */
   migrate (): Promise<MigrationReport>
   /** Resolves when the database answers; rejects when it is unreachable. */

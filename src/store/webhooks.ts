@@ -1,0 +1,292 @@
+/**
+ * Durable webhook state: subscriptions, the outbox of events (written in the
+ * same transaction as the write they describe), one delivery per event and
+ * subscription, and every attempt at a delivery. Timestamps are ISO strings,
+ * which order as text the way they order in time, on every dialect.
+ */
+import { randomUUID } from 'node:crypto'
+import { sql, type Kysely, type Transaction } from 'kysely'
+import type { Database, Dialect } from './dialect.js'
+import type { Writer } from './group-commit.js'
+
+export const WEBHOOKS_TABLE = 'resourcery_webhooks'
+export const EVENTS_TABLE = 'resourcery_webhook_events'
+export const DELIVERIES_TABLE = 'resourcery_webhook_deliveries'
+export const ATTEMPTS_TABLE = 'resourcery_webhook_attempts'
+
+export type EventKind = 'created' | 'updated' | 'deleted'
+
+export interface Subscription {
+  readonly id: number
+  readonly url: string
+  /** `tasks.created`, `tasks.*`, `*.deleted`, `*`. */
+  readonly events: readonly string[]
+  /** `whsec_` + base64 of the key: never leaves the server after the create response. */
+  readonly secret: string
+  readonly createdAt: string
+  readonly disabledAt?: string
+  readonly disabledReason?: string
+}
+
+export interface OutboxEvent {
+  readonly id: string
+  /** `{collection}.{kind}` */
+  readonly type: string
+  readonly collection: string
+  /** JSON of the stored record as written (for deleted: its id). */
+  readonly record: string
+  readonly createdAt: string
+}
+
+export interface DueDelivery {
+  readonly id: number
+  readonly attempts: number
+  readonly createdAt: string
+  readonly subscription: Subscription
+  readonly event: OutboxEvent
+}
+
+export interface AttemptRecord {
+  readonly id: number
+  readonly webhookId: number
+  readonly deliveryId: number
+  readonly eventId: string
+  readonly eventType: string
+  readonly attempt: number
+  readonly attemptedAt: string
+  readonly durationMs: number
+  readonly responseStatus?: number
+  readonly error?: string
+  readonly outcome: 'succeeded' | 'retrying' | 'failed'
+  readonly nextAttemptAt?: string
+}
+
+export type AttemptResult = Omit<AttemptRecord, 'id' | 'webhookId' | 'deliveryId' | 'eventId' | 'eventType' | 'attempt'>
+
+export interface WebhookStore {
+  create (subscription: Omit<Subscription, 'id' | 'createdAt' | 'disabledAt' | 'disabledReason'>): Promise<Subscription>
+  list (): Promise<Subscription[]>
+  /** Deletes the subscription and its pending deliveries; false when there was none. */
+  remove (id: number): Promise<boolean>
+  /** Turns up to `limit` outbox events into deliveries for the subscriptions they match; how many it took. */
+  fanOut (matches: (subscription: Subscription, type: string) => boolean, limit: number): Promise<number>
+  /** Deliveries due by `now`, each locked for this process until `lockedUntil`. */
+  claimDue (now: string, lockedUntil: string, limit: number): Promise<DueDelivery[]>
+  /** Records an attempt and what follows from it; `disable` turns the subscription off (410 Gone). */
+  recordAttempt (delivery: DueDelivery, result: AttemptResult, disable?: string): Promise<void>
+  attempts (webhookId: number, limit: number): Promise<AttemptRecord[]>
+  /** Calls `listener` after each write of this process that may have added an event. */
+  onEnqueued (listener: () => void): void
+  /** Called by the store after such a write. */
+  enqueued (): void
+}
+
+export async function createWebhookTables (trx: Transaction<Database>, dialect: Dialect): Promise<void> {
+  const id = dialect.columnType('id')
+  const integer = dialect.columnType('integer')
+  await trx.schema.createTable(WEBHOOKS_TABLE).ifNotExists()
+    .addColumn('id', id, column => dialect.idColumn(column))
+    .addColumn('url', 'text', column => column.notNull())
+    .addColumn('events', 'text', column => column.notNull())
+    .addColumn('secret', 'text', column => column.notNull())
+    .addColumn('createdAt', 'text', column => column.notNull())
+    .addColumn('disabledAt', 'text')
+    .addColumn('disabledReason', 'text')
+    .execute()
+  await trx.schema.createTable(EVENTS_TABLE).ifNotExists()
+    .addColumn('id', 'text', column => column.primaryKey())
+    .addColumn('type', 'text', column => column.notNull())
+    .addColumn('collection', 'text', column => column.notNull())
+    .addColumn('record', 'text', column => column.notNull())
+    .addColumn('createdAt', 'text', column => column.notNull())
+    .addColumn('fannedOut', integer, column => column.notNull().defaultTo(0))
+    .execute()
+  await trx.schema.createIndex(`${EVENTS_TABLE}_pending_idx`).ifNotExists().on(EVENTS_TABLE).columns(['fannedOut', 'createdAt']).execute()
+  await trx.schema.createTable(DELIVERIES_TABLE).ifNotExists()
+    .addColumn('id', id, column => dialect.idColumn(column))
+    .addColumn('webhookId', integer, column => column.notNull())
+    .addColumn('eventId', 'text', column => column.notNull())
+    .addColumn('status', 'text', column => column.notNull())
+    .addColumn('attempts', integer, column => column.notNull().defaultTo(0))
+    .addColumn('nextAttemptAt', 'text', column => column.notNull())
+    .addColumn('lockedUntil', 'text')
+    .addColumn('createdAt', 'text', column => column.notNull())
+    .execute()
+  await trx.schema.createIndex(`${DELIVERIES_TABLE}_due_idx`).ifNotExists().on(DELIVERIES_TABLE).columns(['status', 'nextAttemptAt']).execute()
+  await trx.schema.createTable(ATTEMPTS_TABLE).ifNotExists()
+    .addColumn('id', id, column => dialect.idColumn(column))
+    .addColumn('webhookId', integer, column => column.notNull())
+    .addColumn('deliveryId', integer, column => column.notNull())
+    .addColumn('eventId', 'text', column => column.notNull())
+    .addColumn('eventType', 'text', column => column.notNull())
+    .addColumn('attempt', integer, column => column.notNull())
+    .addColumn('attemptedAt', 'text', column => column.notNull())
+    .addColumn('durationMs', integer, column => column.notNull())
+    .addColumn('responseStatus', integer)
+    .addColumn('error', 'text')
+    .addColumn('outcome', 'text', column => column.notNull())
+    .addColumn('nextAttemptAt', 'text')
+    .execute()
+  await trx.schema.createIndex(`${ATTEMPTS_TABLE}_webhook_idx`).ifNotExists().on(ATTEMPTS_TABLE).columns(['webhookId', 'id']).execute()
+}
+
+type Row = Record<string, unknown>
+
+const present = <K extends string>(key: K, value: unknown): Partial<Record<K, string>> =>
+  value === null || value === undefined ? {} : { [key]: String(value) } as Record<K, string>
+
+function subscriptionOf (row: Row): Subscription {
+  return {
+    id: Number(row.id),
+    url: String(row.url),
+    events: JSON.parse(String(row.events)) as string[],
+    secret: String(row.secret),
+    createdAt: String(row.createdAt),
+    ...present('disabledAt', row.disabledAt),
+    ...present('disabledReason', row.disabledReason)
+  }
+}
+
+function attemptOf (row: Row): AttemptRecord {
+  return {
+    id: Number(row.id),
+    webhookId: Number(row.webhookId),
+    deliveryId: Number(row.deliveryId),
+    eventId: String(row.eventId),
+    eventType: String(row.eventType),
+    attempt: Number(row.attempt),
+    attemptedAt: String(row.attemptedAt),
+    durationMs: Number(row.durationMs),
+    ...(row.responseStatus === null || row.responseStatus === undefined ? {} : { responseStatus: Number(row.responseStatus) }),
+    ...present('error', row.error),
+    outcome: row.outcome as AttemptRecord['outcome'],
+    ...present('nextAttemptAt', row.nextAttemptAt)
+  }
+}
+
+/**
+ * The outbox row for one write, added inside that write's transaction, and
+ * only while some subscription is active: one statement either way, so a
+ * service without webhooks pays almost nothing. True when an event was added.
+ */
+export async function enqueueEvent (executor: Kysely<Database>, collection: string, kind: EventKind, record: unknown): Promise<boolean> {
+  const id = `msg_${randomUUID().replace(/-/g, '')}`
+  const result = await sql`insert into ${sql.table(EVENTS_TABLE)} (id, type, collection, record, ${sql.ref('createdAt')}, ${sql.ref('fannedOut')})
+    select ${id}, ${`${collection}.${kind}`}, ${collection}, ${JSON.stringify(record)}, ${new Date().toISOString()}, 0
+    where exists (select 1 from ${sql.table(WEBHOOKS_TABLE)} where ${sql.ref('disabledAt')} is null)`.execute(executor)
+  return (result.numAffectedRows ?? 0n) > 0n
+}
+
+export function webhookStore (writer: Writer): WebhookStore {
+  const { db } = writer
+  const listeners: Array<() => void> = []
+  return {
+    onEnqueued (listener) { listeners.push(listener) },
+    enqueued () { for (const listener of listeners) listener() },
+
+    async create (subscription) {
+      const row = await db.insertInto(WEBHOOKS_TABLE)
+        .values({ url: subscription.url, events: JSON.stringify(subscription.events), secret: subscription.secret, createdAt: new Date().toISOString() })
+        .returningAll().executeTakeFirstOrThrow()
+      return subscriptionOf(row)
+    },
+
+    async list () {
+      return (await db.selectFrom(WEBHOOKS_TABLE).selectAll().orderBy('id').execute()).map(subscriptionOf)
+    },
+
+    async remove (id) {
+      return await writer.run(async w => {
+        const result = await w.deleteFrom(WEBHOOKS_TABLE).where('id', '=', id).executeTakeFirst()
+        await w.deleteFrom(DELIVERIES_TABLE).where('webhookId', '=', id).where('status', '=', 'pending').execute()
+        return (result.numDeletedRows ?? 0n) > 0n
+      })
+    },
+
+    async fanOut (matches, limit) {
+      return await writer.run(async w => {
+        const events = await w.selectFrom(EVENTS_TABLE).selectAll().where('fannedOut', '=', 0).orderBy('createdAt').limit(limit).execute()
+        if (events.length === 0) return 0
+        const subscriptions = (await w.selectFrom(WEBHOOKS_TABLE).selectAll().where('disabledAt', 'is', null).execute()).map(subscriptionOf)
+        const now = new Date().toISOString()
+        for (const event of events) {
+          // Claimed by the update, so two processes never fan out the same event.
+          const claimed = await w.updateTable(EVENTS_TABLE).set({ fannedOut: 1 }).where('id', '=', event.id).where('fannedOut', '=', 0).executeTakeFirst()
+          if ((claimed.numUpdatedRows ?? 0n) === 0n) continue
+          const targets = subscriptions.filter(subscription => matches(subscription, String(event.type)))
+          if (targets.length === 0) {
+            await w.deleteFrom(EVENTS_TABLE).where('id', '=', event.id).execute()
+            continue
+          }
+          await w.insertInto(DELIVERIES_TABLE)
+            .values(targets.map(subscription => ({ webhookId: subscription.id, eventId: event.id, status: 'pending', attempts: 0, nextAttemptAt: now, createdAt: now })))
+            .execute()
+        }
+        return events.length
+      })
+    },
+
+    async claimDue (now, lockedUntil, limit) {
+      return await writer.run(async w => {
+        const due = await w.selectFrom(DELIVERIES_TABLE).selectAll()
+          .where('status', '=', 'pending').where('nextAttemptAt', '<=', now)
+          .where(eb => eb.or([eb('lockedUntil', 'is', null), eb('lockedUntil', '<', now)]))
+          .orderBy('nextAttemptAt').limit(limit).execute()
+        const claimed: DueDelivery[] = []
+        for (const delivery of due) {
+          const taken = await w.updateTable(DELIVERIES_TABLE).set({ lockedUntil })
+            .where('id', '=', delivery.id).where('status', '=', 'pending')
+            .where(eb => eb.or([eb('lockedUntil', 'is', null), eb('lockedUntil', '<', now)]))
+            .executeTakeFirst()
+          if ((taken.numUpdatedRows ?? 0n) === 0n) continue
+          const subscription = await w.selectFrom(WEBHOOKS_TABLE).selectAll().where('id', '=', delivery.webhookId).executeTakeFirst()
+          const event = await w.selectFrom(EVENTS_TABLE).selectAll().where('id', '=', delivery.eventId).executeTakeFirst()
+          if (subscription === undefined || event === undefined) continue
+          claimed.push({
+            id: Number(delivery.id),
+            attempts: Number(delivery.attempts),
+            createdAt: String(delivery.createdAt),
+            subscription: subscriptionOf(subscription),
+            event: { id: String(event.id), type: String(event.type), collection: String(event.collection), record: String(event.record), createdAt: String(event.createdAt) }
+          })
+        }
+        return claimed
+      })
+    },
+
+    async recordAttempt (delivery, result, disable) {
+      await writer.run(async w => {
+        const attempt = delivery.attempts + 1
+        await w.insertInto(ATTEMPTS_TABLE).values({
+          webhookId: delivery.subscription.id,
+          deliveryId: delivery.id,
+          eventId: delivery.event.id,
+          eventType: delivery.event.type,
+          attempt,
+          attemptedAt: result.attemptedAt,
+          durationMs: result.durationMs,
+          responseStatus: result.responseStatus ?? null,
+          error: result.error ?? null,
+          outcome: result.outcome,
+          nextAttemptAt: result.nextAttemptAt ?? null
+        }).execute()
+        await w.updateTable(DELIVERIES_TABLE).set({
+          attempts: attempt,
+          status: result.outcome === 'retrying' ? 'pending' : result.outcome,
+          nextAttemptAt: result.nextAttemptAt ?? result.attemptedAt,
+          lockedUntil: null
+        }).where('id', '=', delivery.id).execute()
+        if (disable !== undefined) {
+          await w.updateTable(WEBHOOKS_TABLE).set({ disabledAt: result.attemptedAt, disabledReason: disable })
+            .where('id', '=', delivery.subscription.id).where('disabledAt', 'is', null).execute()
+          await w.updateTable(DELIVERIES_TABLE).set({ status: 'failed' })
+            .where('webhookId', '=', delivery.subscription.id).where('status', '=', 'pending').execute()
+        }
+      })
+    },
+
+    async attempts (webhookId, limit) {
+      return (await db.selectFrom(ATTEMPTS_TABLE).selectAll().where('webhookId', '=', webhookId).orderBy('id', 'desc').limit(limit).execute()).map(attemptOf)
+    }
+  }
+}

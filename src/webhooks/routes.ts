@@ -1,0 +1,120 @@
+/**
+ * /v1/webhooks: admins subscribe a URL to events; the signing secret is in
+ * the create response only. /v1/webhooks/{id}/deliveries shows every attempt.
+ */
+import { Type, type Static } from '@sinclair/typebox'
+import type { FastifyInstance } from 'fastify'
+import { adminConfig, adminOperation, adminWriteConfig, credentialRoutes } from '../auth/admin-routes.js'
+import { invalid, ResourceNotFound } from '../errors.js'
+import { Id } from '../resources/derive.js'
+import { jsonResponse, problemResponses } from '../resources/responses.js'
+import type { AttemptRecord, Subscription } from '../store/webhooks.js'
+import { patternIssues } from './events.js'
+import { newSigningSecret } from './signing.js'
+import { resolveTarget, TargetRefused } from './targets.js'
+
+const Timestamp = Type.String({ format: 'date-time' })
+const NullableTimestamp = Type.Union([Timestamp, Type.Null()])
+
+export const Webhook = Type.Object({
+  id: Id,
+  url: Type.String({ format: 'uri' }),
+  events: Type.Array(Type.String()),
+  createdAt: Timestamp,
+  active: Type.Boolean({ description: 'False once disabled (the receiver answered 410 Gone).' }),
+  disabledAt: NullableTimestamp,
+  disabledReason: Type.Union([Type.String(), Type.Null()])
+}, { $id: 'Webhook', additionalProperties: false, description: 'A webhook subscription, without its signing secret.' })
+
+export const WebhookCreate = Type.Object({
+  url: Type.String({ format: 'uri', minLength: 1, maxLength: 2000, pattern: '^https?://', description: 'Where events are POSTed. Loopback, private and link-local addresses are refused unless WEBHOOK_ALLOW_PRIVATE=1.' }),
+  events: Type.Array(Type.String({ minLength: 1, maxLength: 200 }), {
+    minItems: 1, maxItems: 100, uniqueItems: true, description: '`{collection}.{created|updated|deleted}`; `*` stands for either part (`tasks.*`, `*.deleted`, `*`).'
+  })
+}, { $id: 'WebhookCreate', additionalProperties: false, examples: [{ url: 'https://hooks.example.com/resourcery', events: ['projects.created', 'tasks.*'] }] })
+
+export const WebhookCreated = Type.Object({
+  ...Webhook.properties,
+  secret: Type.String({ description: 'The Standard Webhooks signing secret (`whsec_…`): shown only in this response.' })
+}, { $id: 'WebhookCreated', additionalProperties: false })
+
+export const WebhookAttempt = Type.Object({
+  id: Id,
+  eventId: Type.String({ description: 'The event\'s id, also sent as `webhook-id`; the same on every attempt.' }),
+  eventType: Type.String(),
+  attempt: Type.Integer({ minimum: 1 }),
+  attemptedAt: Timestamp,
+  durationMs: Type.Integer({ minimum: 0 }),
+  responseStatus: Type.Union([Type.Integer(), Type.Null()]),
+  error: Type.Union([Type.String(), Type.Null()]),
+  outcome: Type.Union([Type.Literal('succeeded'), Type.Literal('retrying'), Type.Literal('failed')]),
+  nextAttemptAt: NullableTimestamp
+}, { $id: 'WebhookAttempt', additionalProperties: false, description: 'One attempt at delivering an event.' })
+
+export const webhookSchemas = [Webhook, WebhookCreate, WebhookCreated, WebhookAttempt]
+
+function webhookView (subscription: Subscription): Static<typeof Webhook> {
+  const { id, url, events, createdAt } = subscription
+  return { id, url, events: [...events], createdAt, active: subscription.disabledAt === undefined, disabledAt: subscription.disabledAt ?? null, disabledReason: subscription.disabledReason ?? null }
+}
+
+function attemptView (attempt: AttemptRecord): Static<typeof WebhookAttempt> {
+  const { id, eventId, eventType, attempt: number, attemptedAt, durationMs, outcome } = attempt
+  return { id, eventId, eventType, attempt: number, attemptedAt, durationMs, outcome, responseStatus: attempt.responseStatus ?? null, error: attempt.error ?? null, nextAttemptAt: attempt.nextAttemptAt ?? null }
+}
+
+export interface WebhookRoutesOptions {
+  readonly collections: readonly string[]
+  readonly allowPrivate: boolean
+}
+
+export async function webhookRoutes (app: FastifyInstance, { collections, allowPrivate }: WebhookRoutesOptions): Promise<void> {
+  const store = app.store.webhooks
+
+  app.post('/webhooks', {
+    config: adminWriteConfig,
+    schema: adminOperation('webhooks', 'createWebhook', 'Subscribe to events', {
+      body: Type.Ref('WebhookCreate'),
+      response: { 201: jsonResponse('The subscription and its signing secret, shown only now.', Type.Ref('WebhookCreated')), ...problemResponses([400, 401, 403, 413, 415, 429]) }
+    })
+  }, async function createWebhook (request, reply) {
+    const body = request.body as Static<typeof WebhookCreate>
+    const issues = patternIssues(body.events, collections)
+    try {
+      await resolveTarget(new URL(body.url), allowPrivate)
+    } catch (error) {
+      if (!(error instanceof TargetRefused)) throw error
+      issues.unshift({ in: 'body', pointer: '/url', detail: error.message })
+    }
+    if (issues.length > 0) throw invalid(issues)
+    const subscription = await store.create({ url: body.url, events: body.events, secret: newSigningSecret() })
+    return await reply.code(201).header('location', `/v1/webhooks/${subscription.id}`).send({ ...webhookView(subscription), secret: subscription.secret })
+  })
+
+  credentialRoutes(app, {
+    path: '/webhooks',
+    tag: 'webhooks',
+    noun: 'webhook subscription',
+    plural: 'Webhooks',
+    singular: 'Webhook',
+    schema: adminOperation,
+    config: adminConfig,
+    list: async () => (await store.list()).map(webhookView),
+    revoke: async id => await store.remove(id),
+    revoked: 'Deleted: no further events are sent to it, pending retries included.'
+  })
+
+  app.get('/webhooks/:id/deliveries', {
+    config: adminConfig,
+    schema: adminOperation('webhooks', 'listWebhookDeliveries', 'List delivery attempts of a webhook subscription', {
+      params: Type.Object({ id: Id }, { additionalProperties: false }),
+      querystring: Type.Object({ limit: Type.Integer({ minimum: 1, maximum: 1000, default: 100, description: 'How many of the latest attempts.' }) }, { additionalProperties: false }),
+      response: { 200: jsonResponse('Attempts, newest first.', Type.Array(Type.Ref('WebhookAttempt'))), ...problemResponses([400, 401, 403, 404, 429]) }
+    })
+  }, async function listDeliveries (request) {
+    const { id } = request.params as { id: number }
+    const { limit } = request.query as { limit: number }
+    if (!(await store.list()).some(subscription => subscription.id === id)) throw new ResourceNotFound(`no webhook subscription with id ${id}`)
+    return (await store.attempts(id, limit)).map(attemptView)
+  })
+}

@@ -1,0 +1,173 @@
+import { createHmac } from 'node:crypto'
+import { createServer, type IncomingHttpHeaders } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import t, { type Test } from 'tap'
+import { assertProblem, bearer, body, buildTestApp, createProject, pointers, post, type Json } from '../helper.js'
+
+interface Received { headers: IncomingHttpHeaders, body: string, at: number }
+
+/** A local receiver answering each request with the next of `answers` (the last one repeats). */
+async function receiver (t: Test, answers: Array<{ status: number, headers?: Record<string, string> }> = [{ status: 204 }]) {
+  const received: Received[] = []
+  const waiting: Array<() => void> = []
+  const server = createServer((request, response) => {
+    let text = ''
+    request.on('data', chunk => { text += String(chunk) })
+    request.on('end', () => {
+      const answer = answers[Math.min(received.length, answers.length - 1)]!
+      received.push({ headers: request.headers, body: text, at: Date.now() })
+      response.writeHead(answer.status, answer.headers).end()
+      waiting.splice(0).forEach(wake => { wake() })
+    })
+  })
+  await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => { server.close() })
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
+    received,
+    async count (n: number, timeoutMs = 10_000): Promise<Received[]> {
+      const deadline = Date.now() + timeoutMs
+      while (received.length < n && Date.now() < deadline) await new Promise<void>(resolve => { waiting.push(resolve); setTimeout(resolve, 100) })
+      return received
+    }
+  }
+}
+
+const ALLOW = { WEBHOOK_ALLOW_PRIVATE: '1', WEBHOOK_RETRY_BASE_MS: '200', WEBHOOK_POLL_MS: '50' }
+
+async function subscribe (app: Awaited<ReturnType<typeof buildTestApp>>, url: string, events: string[]): Promise<Json> {
+  const created = await post(app, '/v1/webhooks', { url, events })
+  if (created.statusCode !== 201) throw new Error(`subscribe: ${created.statusCode} ${created.body}`)
+  return body(created)
+}
+
+/** The subscription's attempts, once at least `n` are recorded (a receiver sees a request before its attempt is stored). */
+async function attemptsOf (app: Awaited<ReturnType<typeof buildTestApp>>, id: unknown, n: number): Promise<Json[]> {
+  const deadline = Date.now() + 10_000
+  for (;;) {
+    const attempts = body(await app.inject({ method: 'GET', url: `/v1/webhooks/${String(id)}/deliveries` })) as unknown as Json[]
+    if (attempts.length >= n || Date.now() > deadline) return attempts
+    await new Promise(resolve => setTimeout(resolve, 50))
+  }
+}
+
+function verify (secret: string, received: Received): boolean {
+  const id = received.headers['webhook-id'] as string
+  const timestamp = received.headers['webhook-timestamp'] as string
+  const expected = createHmac('sha256', Buffer.from(secret.replace(/^whsec_/, ''), 'base64')).update(`${id}.${timestamp}.${received.body}`).digest('base64')
+  return (received.headers['webhook-signature'] as string).split(' ').includes(`v1,${expected}`)
+}
+
+t.test('a subscription gets every matching write, signed per Standard Webhooks', async t => {
+  const app = await buildTestApp(t, { env: ALLOW })
+  const hook = await receiver(t)
+  const subscription = await subscribe(app, hook.url, ['tasks.*', 'projects.created'])
+  t.match(subscription.secret, /^whsec_[A-Za-z0-9+/]+=*$/, 'the secret is shown once')
+  t.equal(subscription.active, true)
+  const listed = body(await app.inject({ method: 'GET', url: '/v1/webhooks' })) as unknown as Json[]
+  t.notOk('secret' in listed[0]!, 'never listed')
+  t.notOk('secret' in body(await app.inject({ method: 'GET', url: `/v1/webhooks/${subscription.id as number}` })))
+
+  const project = await createProject(app, { name: 'hooked' })
+  const task = body(await post(app, '/v1/tasks', { name: 'first', projectId: project.id }))
+  await app.inject({ method: 'PATCH', url: `/v1/tasks/${task.id as number}`, payload: { status: 'done' }, headers: { 'content-type': 'application/merge-patch+json' } })
+  await app.inject({ method: 'PATCH', url: `/v1/projects/${project.id as number}`, payload: { budget: 5 }, headers: { 'content-type': 'application/merge-patch+json' } })
+  await app.inject({ method: 'DELETE', url: `/v1/tasks/${task.id as number}` })
+
+  const received = await hook.count(4)
+  const events = received.map(item => JSON.parse(item.body) as Json)
+  t.same(events.map(event => event.type).sort(), ['projects.created', 'tasks.created', 'tasks.deleted', 'tasks.updated'], 'projects.updated was not subscribed')
+  for (const item of received) {
+    t.ok(verify(subscription.secret as string, item), 'signature verifies with the secret')
+    t.match(item.headers['webhook-id'], /^msg_/)
+    t.equal(item.headers['content-type'], 'application/json')
+    t.ok(Math.abs(Number(item.headers['webhook-timestamp']) - Date.now() / 1000) < 60)
+    const event = JSON.parse(item.body) as Json
+    t.equal(event.id, item.headers['webhook-id'], 'the body id is the webhook-id')
+    t.ok(!Number.isNaN(Date.parse(event.timestamp as string)))
+  }
+  const updated = events.find(event => event.type === 'tasks.updated')!
+  t.equal(updated.data.status, 'done', 'data is the record as written')
+  t.equal(updated.data.id, task.id)
+  t.same(events.find(event => event.type === 'tasks.deleted')!.data, { id: task.id })
+  t.equal(events.find(event => event.type === 'projects.created')!.data.name, 'hooked')
+
+  const attempts = await attemptsOf(app, subscription.id, 4)
+  t.equal(attempts.length, 4)
+  t.ok(attempts.every(attempt => attempt.outcome === 'succeeded' && attempt.responseStatus === 204 && attempt.attempt === 1))
+})
+
+t.test('failures are retried with backoff, honouring Retry-After; the same id and body every time', async t => {
+  const app = await buildTestApp(t, { env: ALLOW })
+  const hook = await receiver(t, [{ status: 500 }, { status: 503, headers: { 'retry-after': '1' } }, { status: 200 }])
+  const subscription = await subscribe(app, hook.url, ['projects.created'])
+  await createProject(app, { name: 'flaky' })
+  const received = await hook.count(3)
+  t.equal(received.length, 3)
+  t.equal(new Set(received.map(item => item.headers['webhook-id'])).size, 1, 'one event id across attempts')
+  t.equal(new Set(received.map(item => item.body)).size, 1, 'the same body')
+  t.ok(received[2]!.at - received[1]!.at >= 950, `Retry-After: 1 was waited for (${received[2]!.at - received[1]!.at} ms)`)
+  const attempts = await attemptsOf(app, subscription.id, 3)
+  t.same(attempts.map(attempt => [attempt.attempt, attempt.outcome, attempt.responseStatus]), [[3, 'succeeded', 200], [2, 'retrying', 503], [1, 'retrying', 500]])
+  t.ok(attempts[2]!.nextAttemptAt !== null && attempts[2]!.error === 'HTTP 500')
+})
+
+t.test('410 Gone disables the subscription; redirects are not followed', async t => {
+  const app = await buildTestApp(t, { env: ALLOW })
+  const gone = await receiver(t, [{ status: 410 }])
+  const moved = await receiver(t, [{ status: 302, headers: { location: 'http://127.0.0.1:1/elsewhere' } }])
+  const disabled = await subscribe(app, gone.url, ['projects.*'])
+  const redirected = await subscribe(app, moved.url, ['projects.*'])
+  await createProject(app, { name: 'one' })
+  await gone.count(1)
+  await moved.count(1)
+  await new Promise(resolve => setTimeout(resolve, 300))
+  const view = body(await app.inject({ method: 'GET', url: `/v1/webhooks/${disabled.id as number}` }))
+  t.equal(view.active, false)
+  t.match(view.disabledReason, /410/)
+  await createProject(app, { name: 'two' })
+  await moved.count(2)
+  t.equal(gone.received.length, 1, 'nothing more is sent to a disabled subscription')
+  const attempts = await attemptsOf(app, redirected.id, 1)
+  t.ok(attempts.some(attempt => attempt.responseStatus === 302 && /redirect/.test(attempt.error as string)), 'a redirect is a failed attempt')
+})
+
+t.test('private targets are refused at registration and at delivery', async t => {
+  const strict = await buildTestApp(t)
+  for (const url of ['http://127.0.0.1:9/hook', 'http://localhost/hook', 'http://169.254.169.254/latest/meta-data', 'http://[::1]/hook', 'http://10.1.2.3/', 'http://[::ffff:192.168.0.1]/']) {
+    const refused = await post(strict, '/v1/webhooks', { url, events: ['*'] })
+    assertProblem(t, refused, 400)
+    t.same(pointers(body(refused)), ['/url'], url)
+  }
+  const badEvents = await post(strict, '/v1/webhooks', { url: 'https://93.184.215.14/hook', events: ['widgets.created', 'tasks.renamed'] })
+  assertProblem(t, badEvents, 400)
+  t.same(pointers(body(badEvents)).sort(), ['/events/0', '/events/1'])
+  assertProblem(t, await post(strict, '/v1/webhooks', { url: 'ftp://example.com/', events: ['*'] }), 400)
+  const noAdmin = await post(strict, '/v1/webhooks', { url: 'https://93.184.215.14/hook', events: ['*'] }, { authorization: bearer({ sub: 'reader', scope: 'projects:read' }) })
+  t.ok([401, 403].includes(noAdmin.statusCode))
+})
+
+t.test('a pending retry survives a restart and is delivered; a target that became private is refused then', async t => {
+  const hook = await receiver(t, [{ status: 503, headers: { 'retry-after': '1' } }, { status: 204 }])
+  const first = await buildTestApp(t, { env: ALLOW })
+  const subscription = await subscribe(first, hook.url, ['projects.created'])
+  await createProject(first, { name: 'before restart' })
+  await hook.count(1)
+  await attemptsOf(first, subscription.id, 1)
+  // The process stops with the retry still to come; the next one finds it in the database.
+  await first.close()
+  const second = await buildTestApp(t, { env: ALLOW })
+  await second.ready()
+  const received = await hook.count(2)
+  t.equal(received.length, 2)
+  t.equal(received[1]!.headers['webhook-id'], received[0]!.headers['webhook-id'], 'the same event, retried')
+  t.same((await attemptsOf(second, subscription.id, 2)).map(attempt => attempt.outcome), ['succeeded', 'retrying'])
+  await second.close()
+
+  // The same subscription, now seen by a process that does not allow private targets.
+  const strict = await buildTestApp(t, { env: { WEBHOOK_RETRY_BASE_MS: '200', WEBHOOK_POLL_MS: '50' } })
+  await createProject(strict, { name: 'refused' })
+  const attempts = await attemptsOf(strict, subscription.id, 3)
+  t.equal(hook.received.length, 2, 'nothing sent to a private address')
+  t.match(attempts[0], { outcome: 'retrying', responseStatus: null, error: /refused: .*private/ })
+})
