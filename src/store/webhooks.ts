@@ -75,6 +75,8 @@ export interface WebhookStore {
   /** Records an attempt and what follows from it; `disable` turns the subscription off (410 Gone). */
   recordAttempt (delivery: DueDelivery, result: AttemptResult, disable?: string): Promise<void>
   attempts (webhookId: number, limit: number): Promise<AttemptRecord[]>
+  /** Forgets attempts, finished deliveries and their events older than `before`; how many attempts went. */
+  purge (before: string): Promise<number>
   /** Calls `listener` after each write of this process that may have added an event. */
   onEnqueued (listener: () => void): void
   /** Called by the store after such a write. */
@@ -282,6 +284,17 @@ export function webhookStore (writer: Writer): WebhookStore {
           await w.updateTable(DELIVERIES_TABLE).set({ status: 'failed' })
             .where('webhookId', '=', delivery.subscription.id).where('status', '=', 'pending').execute()
         }
+      })
+    },
+
+    async purge (before) {
+      return await writer.run(async w => {
+        const attempts = await w.deleteFrom(ATTEMPTS_TABLE).where('attemptedAt', '<', before).executeTakeFirst()
+        await w.deleteFrom(DELIVERIES_TABLE).where('status', '!=', 'pending').where('nextAttemptAt', '<', before).execute()
+        await w.deleteFrom(EVENTS_TABLE).where('fannedOut', '=', 1).where('createdAt', '<', before)
+          .where(eb => eb.not(eb.exists(eb.selectFrom(DELIVERIES_TABLE).select('id').whereRef(`${DELIVERIES_TABLE}.eventId`, '=', `${EVENTS_TABLE}.id`))))
+          .execute()
+        return Number(attempts.numDeletedRows ?? 0n)
       })
     },
 

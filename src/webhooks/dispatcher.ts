@@ -20,6 +20,9 @@ import { resolveTarget, TargetRefused } from './targets.js'
 /** Retries go on for at least a day after the event, as the contract promises. */
 export const RETRY_FOR_MS = 25 * 3600_000
 const MAX_DELAY_MS = 3600_000
+/** Finished deliveries, their attempts and events are kept this long, then purged (checked hourly). */
+export const RETENTION_MS = 30 * 24 * 3600_000
+const PURGE_EVERY_MS = 3600_000
 const BATCH = 20
 
 export interface DispatcherOptions {
@@ -91,7 +94,12 @@ export function webhookDispatcher (options: DispatcherOptions): Dispatcher {
   }
 
   /** One round: fan out new events, then send what is due; true when there may be more to do at once. */
+  let purgedAt = 0
   async function round (): Promise<boolean> {
+    if (Date.now() - purgedAt > PURGE_EVERY_MS) {
+      purgedAt = Date.now()
+      await store.purge(new Date(purgedAt - RETENTION_MS).toISOString())
+    }
     const fanned = await store.fanOut((subscription, type) => subscription.events.some(pattern => patternMatches(pattern, type)), BATCH * 5)
     const now = new Date()
     const due = await store.claimDue(now.toISOString(), new Date(now.getTime() + options.timeoutMs + 30_000).toISOString(), BATCH)

@@ -95,6 +95,11 @@ t.test('a subscription gets every matching write, signed per Standard Webhooks',
   const attempts = await attemptsOf(app, subscription.id, 4)
   t.equal(attempts.length, 4)
   t.ok(attempts.every(attempt => attempt.outcome === 'succeeded' && attempt.responseStatus === 204 && attempt.attempt === 1))
+
+  // Retention: everything finished before the cut-off is forgotten.
+  t.equal(await app.store.webhooks.purge(new Date(Date.now() - 60_000).toISOString()), 0, 'nothing is older than a minute')
+  t.equal(await app.store.webhooks.purge(new Date(Date.now() + 1000).toISOString()), 4)
+  t.same(body(await app.inject({ method: 'GET', url: `/v1/webhooks/${subscription.id as number}/deliveries` })), [])
 })
 
 t.test('failures are retried with backoff, honouring Retry-After; the same id and body every time', async t => {
