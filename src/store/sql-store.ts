@@ -13,7 +13,7 @@ import { createCredentialTables, credentialStore } from './credentials.js'
 import type { Database, Dialect } from './dialect.js'
 import { createIdempotencyTable, idempotencyStore } from './idempotency.js'
 import { queryTemplates } from './query-templates.js'
-import { createWebhookTables, enqueueEvent, webhookStore } from './webhooks.js'
+import { createWebhookTables, eventValues, outboxInsert, webhookStore, type EventKind } from './webhooks.js'
 import { stampedCache } from './stamped-cache.js'
 import { MigrationRefused, type Edit, type ListQuery, type MigrationReport, type SortKey, type Store, type StoredRecord, type WriteMiss, type WriteOptions } from './store.js'
 import { MIGRATIONS_TABLE, SECRETS_TABLE, planMigration, tableSpec, type ColumnKind, type ColumnSpec, type TableSpec } from './tables.js'
@@ -111,6 +111,12 @@ export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs 
     const values = [...leading, ...conditions.map(item => dialect.encode(columnKind(resource, item.field), item.value))]
     return templated(`${shape} where ${conditions.map(item => item.field).join(' ')}`, values,
       slots => build(slots, eb => eb.and(conditions.map((item, i) => eb(eb.ref(item.field), '=', slots[leading.length + i])))))
+  }
+
+  /** Adds the write's event to the outbox (inside the write's transaction); true when some subscription may want it. */
+  async function enqueueEvent (w: Kysely<Database>, collection: string, kind: EventKind, record: unknown): Promise<boolean> {
+    const result = await w.executeQuery(templated('webhook event', eventValues(collection, kind, record), slots => outboxInsert(w, slots)))
+    return (result.numAffectedRows ?? 0n) > 0n
   }
 
   const byId = (id: number, options?: WriteOptions): Condition[] => [{ field: 'id', op: 'eq', value: id }, ...(options?.where ?? [])]

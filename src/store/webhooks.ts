@@ -5,7 +5,7 @@
  * which order as text the way they order in time, on every dialect.
  */
 import { randomUUID } from 'node:crypto'
-import { sql, type Kysely, type Transaction } from 'kysely'
+import { sql, type Compilable, type Kysely, type Transaction } from 'kysely'
 import type { Database, Dialect } from './dialect.js'
 import type { Writer } from './group-commit.js'
 
@@ -166,17 +166,22 @@ function attemptOf (row: Row): AttemptRecord {
   }
 }
 
+/** The values of the outbox row for one write: id, type, collection, record, createdAt. */
+export function eventValues (collection: string, kind: EventKind, record: unknown): unknown[] {
+  return [`msg_${randomUUID().replace(/-/g, '')}`, `${collection}.${kind}`, collection, JSON.stringify(record), new Date().toISOString()]
+}
+
 /**
  * The outbox row for one write, added inside that write's transaction, and
- * only while some subscription is active: one statement either way, so a
- * service without webhooks pays almost nothing. True when an event was added.
+ * only while some subscription is active: one statement either way (compiled
+ * once by the caller), so a service without webhooks pays almost nothing.
  */
-export async function enqueueEvent (executor: Kysely<Database>, collection: string, kind: EventKind, record: unknown): Promise<boolean> {
-  const id = `msg_${randomUUID().replace(/-/g, '')}`
-  const result = await sql`insert into ${sql.table(EVENTS_TABLE)} (id, type, collection, record, ${sql.ref('createdAt')}, ${sql.ref('fannedOut')})
-    select ${id}, ${`${collection}.${kind}`}, ${collection}, ${JSON.stringify(record)}, ${new Date().toISOString()}, 0
-    where exists (select 1 from ${sql.table(WEBHOOKS_TABLE)} where ${sql.ref('disabledAt')} is null)`.execute(executor)
-  return (result.numAffectedRows ?? 0n) > 0n
+export function outboxInsert (executor: Kysely<Database>, values: readonly unknown[]): Compilable {
+  const [id, type, collection, record, createdAt] = values
+  const statement = sql`insert into ${sql.table(EVENTS_TABLE)} (id, type, collection, record, ${sql.ref('createdAt')}, ${sql.ref('fannedOut')})
+    select ${id}, ${type}, ${collection}, ${record}, ${createdAt}, 0
+    where exists (select 1 from ${sql.table(WEBHOOKS_TABLE)} where ${sql.ref('disabledAt')} is null)`
+  return { compile: () => statement.compile(executor) }
 }
 
 export function webhookStore (writer: Writer): WebhookStore {
