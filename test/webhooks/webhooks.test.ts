@@ -176,3 +176,16 @@ t.test('a pending retry survives a restart and is delivered; a target that becam
   t.equal(hook.received.length, 2, 'nothing sent to a private address')
   t.match(attempts[0], { outcome: 'retrying', responseStatus: null, error: /refused: .*private/ })
 })
+
+t.test('two processes on one database share the deliveries: each event is sent once', async t => {
+  const hook = await receiver(t)
+  const one = await buildTestApp(t, { env: ALLOW })
+  const two = await buildTestApp(t, { env: ALLOW })
+  await Promise.all([one.ready(), two.ready()])
+  await subscribe(one, hook.url, ['projects.created'])
+  await Promise.all(Array.from({ length: 20 }, async (_, i) => await createProject(i % 2 === 0 ? one : two, { name: `shared ${i}` })))
+  const received = await hook.count(20)
+  await new Promise(resolve => setTimeout(resolve, 500))
+  t.equal(received.length, 20, 'no event sent twice')
+  t.equal(new Set(received.map(item => item.headers['webhook-id'])).size, 20, 'every event once')
+})
