@@ -10,6 +10,7 @@ import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { securitySchemes } from '../auth/openapi-security.js'
 import type { Resource } from '../resources/model.js'
+import { webhookDocumentation } from '../webhooks/openapi.js'
 
 export interface OpenApiOptions {
   readonly resources: readonly Resource[]
@@ -36,7 +37,8 @@ async function openapi (app: FastifyInstance, options: OpenApiOptions): Promise<
         { name: 'webhooks', description: 'Event subscriptions and their delivery attempts (admin). Requests are signed per Standard Webhooks.' },
         { name: 'operations', description: 'Liveness and readiness.' }
       ],
-      components: { securitySchemes: securitySchemes(options.resources) as Record<string, never> }
+      components: { securitySchemes: securitySchemes(options.resources) as Record<string, never> },
+      webhooks: webhookDocumentation(options.resources) as Record<string, never>
     },
     refResolver: {
       buildLocalReference (json, _baseUri, _fragment, index) {

@@ -1,6 +1,8 @@
 import { createHmac } from 'node:crypto'
 import { createServer, type IncomingHttpHeaders } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import AjvModule from 'ajv'
+import formatsModule from 'ajv-formats'
 import t, { type Test } from 'tap'
 import { assertProblem, bearer, body, buildTestApp, createProject, pointers, post, type Json } from '../helper.js'
 
@@ -188,4 +190,28 @@ t.test('two processes on one database share the deliveries: each event is sent o
   await new Promise(resolve => setTimeout(resolve, 500))
   t.equal(received.length, 20, 'no event sent twice')
   t.equal(new Set(received.map(item => item.headers['webhook-id'])).size, 20, 'every event once')
+})
+
+t.test('the OpenAPI document describes every event, and what is sent matches it', async t => {
+  const app = await buildTestApp(t, { env: ALLOW })
+  const document = body(await app.inject({ method: 'GET', url: '/openapi.json' }))
+  const types = ['projects', 'tasks', 'notes'].flatMap(collection => ['created', 'updated', 'deleted'].map(kind => `${collection}.${kind}`))
+  t.same(Object.keys(document.webhooks as Json).sort(), types.sort())
+  const operation = document.webhooks['tasks.updated'].post as Json
+  t.same((operation.parameters as Json[]).map(parameter => parameter.name), ['webhook-id', 'webhook-timestamp', 'webhook-signature'])
+
+  const hook = await receiver(t)
+  await subscribe(app, hook.url, ['*'])
+  const project = await createProject(app, { name: 'documented' })
+  await app.inject({ method: 'PATCH', url: `/v1/projects/${project.id as number}`, payload: { budget: 7 }, headers: { 'content-type': 'application/merge-patch+json' } })
+  await app.inject({ method: 'DELETE', url: `/v1/projects/${project.id as number}` })
+  const Ajv = AjvModule.default
+  const ajv = new Ajv({ strict: false })
+  formatsModule.default(ajv)
+  for (const item of await hook.count(3)) {
+    const event = JSON.parse(item.body) as Json
+    const schema = document.webhooks[event.type as string].post.requestBody.content['application/json'].schema as Json
+    const validate = ajv.compile({ components: document.components, ...schema })
+    t.ok(validate(event), `${event.type as string} matches its documented body: ${ajv.errorsText(validate.errors)}`)
+  }
 })
