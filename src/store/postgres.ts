@@ -49,6 +49,9 @@ export function openPostgres (options: PostgresOptions): Dialect {
   })
   // An idle connection that breaks (server restart) must not crash the process; the pool replaces it.
   pool.on('error', () => {})
+  // Nor one that breaks while checked out between two statements of a transaction: pg emits that on the
+  // client, not the pool; the transaction's next statement fails and becomes a 503.
+  pool.on('connect', client => { client.on('error', () => {}) })
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
 
   return {
