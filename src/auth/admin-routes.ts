@@ -84,9 +84,6 @@ export const adminConfig = { scope: ADMIN_SCOPE }
 export const adminWriteConfig = { ...adminConfig, accepts: ['application/json'] }
 
 export async function adminRoutes (app: FastifyInstance, { knownScopes }: AdminRoutesOptions): Promise<void> {
-  const schema = adminOperation
-  const config = adminConfig
-  const writeConfig = adminWriteConfig
   const checkScopes = (scopes: readonly string[]): void => {
     const unknown = scopes.map((scope, index) => ({ scope, index })).filter(({ scope }) => !knownScopes.includes(scope))
     if (unknown.length > 0) {
@@ -95,8 +92,8 @@ export async function adminRoutes (app: FastifyInstance, { knownScopes }: AdminR
   }
 
   app.post('/api-keys', {
-    config: writeConfig,
-    schema: schema('api-keys', 'createApiKey', 'Create an API key', {
+    config: adminWriteConfig,
+    schema: adminOperation('api-keys', 'createApiKey', 'Create an API key', {
       body: Type.Ref('ApiKeyCreate'),
       response: { 201: jsonResponse('The key, shown only now.', Type.Ref('ApiKeyCreated')), ...problemResponses([400, 401, 403, 413, 415, 429]) }
     })
@@ -119,16 +116,16 @@ export async function adminRoutes (app: FastifyInstance, { knownScopes }: AdminR
     noun: 'API key',
     plural: 'ApiKeys',
     singular: 'ApiKey',
-    schema,
-    config,
+    schema: adminOperation,
+    config: adminConfig,
     list: async () => (await app.store.credentials.listApiKeys()).map(apiKeyView),
     revoke: async id => await app.store.credentials.revokeApiKey(id),
     revoked: 'Revoked: this process refuses the key at once, every other process within API_KEY_CACHE_TTL (5 s by default).'
   })
 
   app.post('/clients', {
-    config: writeConfig,
-    schema: schema('clients', 'createClient', 'Create an OAuth client', {
+    config: adminWriteConfig,
+    schema: adminOperation('clients', 'createClient', 'Create an OAuth client', {
       body: Type.Ref('ClientCreate'),
       response: { 201: jsonResponse('The client and its secret, shown only now.', Type.Ref('ClientCreated')), ...problemResponses([400, 401, 403, 413, 415, 429]) }
     })
@@ -146,8 +143,8 @@ export async function adminRoutes (app: FastifyInstance, { knownScopes }: AdminR
     noun: 'OAuth client',
     plural: 'Clients',
     singular: 'Client',
-    schema,
-    config,
+    schema: adminOperation,
+    config: adminConfig,
     list: async () => (await app.store.credentials.listClients()).map(clientView),
     revoke: async id => await app.store.credentials.revokeClient(id),
     revoked: 'Revoked: the client can get no more tokens.'

@@ -113,10 +113,21 @@ export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs 
       slots => build(slots, eb => eb.and(conditions.map((item, i) => eb(eb.ref(item.field), '=', slots[leading.length + i])))))
   }
 
-  /** Adds the write's event to the outbox (inside the write's transaction); true when some subscription may want it. */
-  async function enqueueEvent (w: Kysely<Database>, collection: string, kind: EventKind, record: unknown): Promise<boolean> {
-    const result = await w.executeQuery(templated('webhook event', eventValues(collection, kind, record), slots => outboxInsert(w, slots)))
-    return (result.numAffectedRows ?? 0n) > 0n
+  type Announce = (resource: Resource, kind: EventKind, record: unknown) => Promise<void>
+
+  /**
+   * Runs a store write on the writer. `announce` adds the write's event to the
+   * outbox inside the same transaction; once that has committed, the
+   * dispatcher is told if some subscription may want it.
+   */
+  async function writeWithEvents<T> (job: (w: Kysely<Database>, announce: Announce) => Promise<T>): Promise<T> {
+    let enqueued = false
+    const result = await writer.run(async w => await job(w, async (resource, kind, record) => {
+      const inserted = await w.executeQuery(templated('webhook event', eventValues(resource.collection, kind, record), slots => outboxInsert(w, slots)))
+      enqueued = enqueued || (inserted.numAffectedRows ?? 0n) > 0n
+    }))
+    if (enqueued) webhooks.enqueued()
+    return result
   }
 
   const byId = (id: number, options?: WriteOptions): Condition[] => [{ field: 'id', op: 'eq', value: id }, ...(options?.where ?? [])]
@@ -342,14 +353,13 @@ export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs 
       const columns = Object.keys(fields)
       const now = new Date().toISOString()
       try {
-        const record = await writer.run(async w => {
+        return await writeWithEvents(async (w, announce) => {
           const { rows } = await w.executeQuery<Row>(compileMatching(resource, `insert ${resource.collection} ${columns.join(' ')}`, [], [...Object.values(fields), now],
             slots => w.insertInto(resource.collection).values({ ...namedSlots(columns, slots), version: 1, createdAt: slots[columns.length], updatedAt: slots[columns.length] }).returningAll()))
           const inserted = decode(resource, rows[0]!)
-          return { inserted, event: await enqueueEvent(w, resource.collection, 'created', inserted) }
+          await announce(resource, 'created', inserted)
+          return inserted
         })
-        if (record.event) webhooks.enqueued()
-        return record.inserted
       } catch (error) {
         return await translateWrite(resource, values, error)
       }
@@ -358,7 +368,7 @@ export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs 
     async update (resource: Resource, id: number, edit: Edit, options?: WriteOptions): Promise<StoredRecord | WriteMiss> {
       let values: Readonly<Record<string, unknown>> = {}
       try {
-        const outcome = await writer.run(async w => {
+        return await writeWithEvents(async (w, announce) => {
           const row = await readForWrite(w, resource, id, options)
           if (row === undefined) return 'missing'
           const current = decode(resource, row)
@@ -370,11 +380,9 @@ export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs 
             (slots, where) => w.updateTable(resource.collection).set({ ...namedSlots(columns, slots), version: sql`version + 1`, updatedAt: slots[columns.length] }).where(where).returningAll()))
           if (rows[0] === undefined) return 'raced'
           const updated = decode(resource, rows[0])
-          return { updated, event: await enqueueEvent(w, resource.collection, 'updated', updated) }
+          await announce(resource, 'updated', updated)
+          return updated
         })
-        if (typeof outcome === 'string') return outcome
-        if (outcome.event) webhooks.enqueued()
-        return outcome.updated
       } catch (error) {
         return await translateWrite(resource, values, error)
       }
@@ -382,18 +390,16 @@ export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs 
 
     async remove (resource: Resource, id: number, check: (current: StoredRecord) => void, options?: WriteOptions): Promise<'removed' | WriteMiss> {
       try {
-        const outcome = await writer.run(async w => {
+        return await writeWithEvents(async (w, announce) => {
           const row = await readForWrite(w, resource, id, options)
           if (row === undefined) return 'missing'
           const current = decode(resource, row)
           check(current)
           const result = await w.executeQuery(compileMatching(resource, `remove ${resource.collection}`, sameVersion(current, options), [], (_, where) => w.deleteFrom(resource.collection).where(where)))
           if ((result.numAffectedRows ?? 0n) === 0n) return 'raced'
-          return { event: await enqueueEvent(w, resource.collection, 'deleted', { id: current.id }) }
+          await announce(resource, 'deleted', { id: current.id })
+          return 'removed'
         })
-        if (typeof outcome === 'string') return outcome
-        if (outcome.event) webhooks.enqueued()
-        return 'removed'
       } catch (error) {
         if (dialect.classify(error)?.kind === 'foreign-key') return await referencingChildren(resource, id)
         return rethrow(error)
