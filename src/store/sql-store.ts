@@ -9,11 +9,12 @@ import { invalid, StillReferenced, StoreUnavailable, UniqueViolation } from '../
 import type { Condition } from '../resources/define.js'
 import type { Model, Resource } from '../resources/model.js'
 import { cachingApiKeys } from './api-key-cache.js'
+import { cascadedIds, cascades } from './cascade.js'
 import { createCredentialTables, credentialStore } from './credentials.js'
 import type { Database, Dialect } from './dialect.js'
 import { createIdempotencyTable, idempotencyStore } from './idempotency.js'
 import { queryTemplates } from './query-templates.js'
-import { createWebhookTables, eventValues, outboxInsert, webhookStore, type EventKind } from './webhooks.js'
+import { addEvents, anySubscription, createWebhookTables, eventValues, outboxInsert, webhookStore, type EventKind } from './webhooks.js'
 import { stampedCache } from './stamped-cache.js'
 import { MigrationRefused, type Edit, type ListQuery, type MigrationReport, type SortKey, type Store, type StoredRecord, type WriteMiss, type WriteOptions } from './store.js'
 import { MIGRATIONS_TABLE, SECRETS_TABLE, planMigration, tableSpec, type ColumnKind, type ColumnSpec, type TableSpec } from './tables.js'
@@ -113,21 +114,42 @@ export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs 
       slots => build(slots, eb => eb.and(conditions.map((item, i) => eb(eb.ref(item.field), '=', slots[leading.length + i])))))
   }
 
-  type Announce = (resource: Resource, kind: EventKind, record: unknown) => Promise<void>
+  interface Outbox {
+    /** Adds the event of one write, if some subscription is active (one statement either way). */
+    add: (resource: Resource, kind: EventKind, record: unknown) => Promise<void>
+    /** Adds the events of many records of one collection, once `anySubscription` said they are wanted. */
+    addAll: (collection: string, kind: EventKind, records: readonly unknown[]) => Promise<void>
+  }
 
   /**
-   * Runs a store write on the writer. `announce` adds the write's event to the
-   * outbox inside the same transaction; once that has committed, the
-   * dispatcher is told if some subscription may want it.
+   * Runs a store write on the writer. Its events go to the outbox inside the
+   * same transaction; once that has committed, the dispatcher is told if some
+   * subscription may want them.
    */
-  async function writeWithEvents<T> (job: (w: Kysely<Database>, announce: Announce) => Promise<T>): Promise<T> {
+  async function writeWithEvents<T> (job: (w: Kysely<Database>, outbox: Outbox) => Promise<T>): Promise<T> {
     let enqueued = false
-    const result = await writer.run(async w => await job(w, async (resource, kind, record) => {
-      const inserted = await w.executeQuery(templated('webhook event', eventValues(resource.collection, kind, record), slots => outboxInsert(w, slots)))
-      enqueued = enqueued || (inserted.numAffectedRows ?? 0n) > 0n
+    const result = await writer.run(async w => await job(w, {
+      async add (resource, kind, record) {
+        const inserted = await w.executeQuery(templated('webhook event', eventValues(resource.collection, kind, record), slots => outboxInsert(w, slots)))
+        enqueued = enqueued || (inserted.numAffectedRows ?? 0n) > 0n
+      },
+      async addAll (collection, kind, records) {
+        await addEvents(w, collection, kind, records)
+        enqueued = enqueued || records.length > 0
+      }
     }))
     if (enqueued) webhooks.enqueued()
     return result
+  }
+
+  /**
+   * What deleting `id` will take with it. Elsewhere than SQLite (one writer at
+   * a time) the record is locked first: a child added concurrently would
+   * otherwise be cascaded without being seen here, so without an event.
+   */
+  async function cascadedDeletes (w: Kysely<Database>, resource: Resource, id: number): Promise<Map<string, number[]>> {
+    if (dialect.name !== 'sqlite') await w.selectFrom(resource.collection).select('id').where('id', '=', id).forUpdate().execute()
+    return await cascadedIds(w, model, resource, id)
   }
 
   const byId = (id: number, options?: WriteOptions): Condition[] => [{ field: 'id', op: 'eq', value: id }, ...(options?.where ?? [])]
@@ -353,11 +375,11 @@ export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs 
       const columns = Object.keys(fields)
       const now = new Date().toISOString()
       try {
-        return await writeWithEvents(async (w, announce) => {
+        return await writeWithEvents(async (w, outbox) => {
           const { rows } = await w.executeQuery<Row>(compileMatching(resource, `insert ${resource.collection} ${columns.join(' ')}`, [], [...Object.values(fields), now],
             slots => w.insertInto(resource.collection).values({ ...namedSlots(columns, slots), version: 1, createdAt: slots[columns.length], updatedAt: slots[columns.length] }).returningAll()))
           const inserted = decode(resource, rows[0]!)
-          await announce(resource, 'created', inserted)
+          await outbox.add(resource, 'created', inserted)
           return inserted
         })
       } catch (error) {
@@ -368,7 +390,7 @@ export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs 
     async update (resource: Resource, id: number, edit: Edit, options?: WriteOptions): Promise<StoredRecord | WriteMiss> {
       let values: Readonly<Record<string, unknown>> = {}
       try {
-        return await writeWithEvents(async (w, announce) => {
+        return await writeWithEvents(async (w, outbox) => {
           const row = await readForWrite(w, resource, id, options)
           if (row === undefined) return 'missing'
           const current = decode(resource, row)
@@ -380,7 +402,7 @@ export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs 
             (slots, where) => w.updateTable(resource.collection).set({ ...namedSlots(columns, slots), version: sql`version + 1`, updatedAt: slots[columns.length] }).where(where).returningAll()))
           if (rows[0] === undefined) return 'raced'
           const updated = decode(resource, rows[0])
-          await announce(resource, 'updated', updated)
+          await outbox.add(resource, 'updated', updated)
           return updated
         })
       } catch (error) {
@@ -390,14 +412,16 @@ export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs 
 
     async remove (resource: Resource, id: number, check: (current: StoredRecord) => void, options?: WriteOptions): Promise<'removed' | WriteMiss> {
       try {
-        return await writeWithEvents(async (w, announce) => {
+        return await writeWithEvents(async (w, outbox) => {
           const row = await readForWrite(w, resource, id, options)
           if (row === undefined) return 'missing'
           const current = decode(resource, row)
           check(current)
+          const cascaded = cascades(resource) && await anySubscription(w) ? await cascadedDeletes(w, resource, current.id) : new Map<string, number[]>()
           const result = await w.executeQuery(compileMatching(resource, `remove ${resource.collection}`, sameVersion(current, options), [], (_, where) => w.deleteFrom(resource.collection).where(where)))
           if ((result.numAffectedRows ?? 0n) === 0n) return 'raced'
-          await announce(resource, 'deleted', { id: current.id })
+          await outbox.add(resource, 'deleted', { id: current.id })
+          for (const [collection, ids] of cascaded) await outbox.addAll(collection, 'deleted', ids.map(id => ({ id })))
           return 'removed'
         })
       } catch (error) {

@@ -184,6 +184,25 @@ export function outboxInsert (executor: Kysely<Database>, values: readonly unkno
   return { compile: () => statement.compile(executor) }
 }
 
+/** Rows per outbox insert of many events: 6 values each, far under every driver's bound-parameter limit. */
+const EVENTS_PER_INSERT = 200
+
+/** Whether some subscription is active: inside a write's transaction, whether its events are wanted. */
+export async function anySubscription (executor: Kysely<Database>): Promise<boolean> {
+  return await executor.selectFrom(WEBHOOKS_TABLE).select('id').where('disabledAt', 'is', null).limit(1).executeTakeFirst() !== undefined
+}
+
+/** Outbox rows for many records of one collection at once (a cascade), once `anySubscription` said they are wanted. */
+export async function addEvents (executor: Kysely<Database>, collection: string, kind: EventKind, records: readonly unknown[]): Promise<void> {
+  for (let i = 0; i < records.length; i += EVENTS_PER_INSERT) {
+    const rows = records.slice(i, i + EVENTS_PER_INSERT).map(record => {
+      const [id, type, , data, createdAt] = eventValues(collection, kind, record)
+      return { id, type, collection, record: data, createdAt, fannedOut: 0 }
+    })
+    await executor.insertInto(EVENTS_TABLE).values(rows).execute()
+  }
+}
+
 export function webhookStore (writer: Writer): WebhookStore {
   const { db } = writer
   const listeners: Array<() => void> = []

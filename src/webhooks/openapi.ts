@@ -15,6 +15,13 @@ const SIGNATURE_HEADERS = [
   header('webhook-signature', '`v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed by the base64 part of the subscription\'s `whsec_` secret (Standard Webhooks).', 'v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=')
 ]
 
+/** Deleted events also come from a parent's cascading delete: say which. */
+function cascadeNote (resource: Resource, resources: readonly Resource[]): string {
+  const parents = resource.parents.filter(link => link.onDelete === 'cascade')
+    .map(link => resources.find(candidate => candidate.collection === link.parent)?.singular ?? link.parent)
+  return parents.length === 0 ? '' : ` (also for each ${resource.singular} removed by deleting its ${parents.join(' or ')})`
+}
+
 export function webhookDocumentation (resources: readonly Resource[]): Record<string, unknown> {
   const entries: Record<string, unknown> = {}
   for (const resource of resources) {
@@ -28,7 +35,7 @@ export function webhookDocumentation (resources: readonly Resource[]): Record<st
           tags: ['webhooks'],
           operationId: `${resource.collection}${kind[0]!.toUpperCase()}${kind.slice(1)}Event`,
           summary: `A ${resource.singular} was ${kind}`,
-          description: `Sent to every active subscription whose events match \`${type}\` after the write commits; retried until a 2xx for 25 h. \`410 Gone\` disables the subscription.`,
+          description: `Sent to every active subscription whose events match \`${type}\` after the write commits${kind === 'deleted' ? cascadeNote(resource, resources) : ''}; retried until a 2xx for 25 h. \`410 Gone\` disables the subscription.`,
           parameters: SIGNATURE_HEADERS,
           requestBody: {
             required: true,
