@@ -58,6 +58,13 @@ async function start (args: string[], env: Record<string, string>, port: number)
   throw new Error(`server ${args.join(' ')} did not start`)
 }
 
+/** CPU seconds (user + system) the process has used so far, from /proc (clock ticks of 1/100 s). */
+function cpuSeconds (pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ')
+  // After the command name: field 14 (utime) and 15 (stime) of proc(5) are at 11 and 12.
+  return (Number(fields[11]) + Number(fields[12])) / 100
+}
+
 function rssMb (pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8')
   return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024
@@ -81,6 +88,12 @@ interface Figures {
   p50: number
   p99: number
   rssMb: number
+  /** Share of its CPU the server used during the run: well under 1, the load generator was the limit, not the server. */
+  serverBusy: number
+  /** Server CPU per answer, in µs: what a request costs whoever is the bottleneck. */
+  cpuUs: number
+  /** The baseline's CPU per answer over this one's: the ratio the server alone would reach if both were CPU-bound. */
+  cpuRatio: number
   errors: number
 }
 
@@ -101,19 +114,43 @@ function load (server: Server, workload: Workload, duration: number): ReturnType
   })
 }
 
+interface Run { rps: number, p50: number, p99: number, rssMb: number, serverBusy: number, cpuUs: number, errors: number }
+
+async function run (server: Server, workload: Workload, duration: number): Promise<Run> {
+  const pid = server.child.pid!
+  let peak = 0
+  const sampler = setInterval(() => { peak = Math.max(peak, rssMb(pid)) }, 250)
+  const cpuBefore = cpuSeconds(pid)
+  const started = process.hrtime.bigint()
+  const result = await load(server, workload, duration)
+  const seconds = Number(process.hrtime.bigint() - started) / 1e9
+  const cpu = cpuSeconds(pid) - cpuBefore
+  clearInterval(sampler)
+  // Every answer must have the expected status; anything else is counted as an error.
+  const wrong = Object.entries(result.statusCodeStats ?? {}).filter(([code]) => Number(code) !== (workload.expect ?? 200)).reduce((n, [, stats]) => n + (stats.count ?? 0), 0)
+  return {
+    rps: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    rssMb: Math.round(peak),
+    serverBusy: cpu / seconds,
+    cpuUs: cpu * 1e6 / Math.max(1, result.requests.total),
+    errors: result.errors + result.timeouts + wrong
+  }
+}
+
 async function measure (server: Server, workload: Workload, baseline: Server): Promise<Figures> {
   const runs: Figures[] = []
   await load(server, workload, WARM_UP)
-  for (let run = 0; run < RUNS; run++) {
-    const baselineRps = server === baseline ? undefined : (await load(baseline, HELLO, BASELINE_SECONDS)).requests.average
-    let peak = 0
-    const sampler = setInterval(() => { peak = Math.max(peak, rssMb(server.child.pid!)) }, 250)
-    const result = await load(server, workload, DURATION)
-    clearInterval(sampler)
-    // Every answer must have the expected status; anything else is counted as an error.
-    const wrong = Object.entries(result.statusCodeStats ?? {}).filter(([code]) => Number(code) !== (workload.expect ?? 200)).reduce((n, [, stats]) => n + (stats.count ?? 0), 0)
-    const rps = result.requests.average
-    runs.push({ rps, ratio: rps / (baselineRps ?? rps), baselineRps: baselineRps ?? rps, p50: result.latency.p50, p99: result.latency.p99, rssMb: Math.round(peak), errors: result.errors + result.timeouts + wrong })
+  for (let i = 0; i < RUNS; i++) {
+    const reference = server === baseline ? undefined : await run(baseline, HELLO, BASELINE_SECONDS)
+    const measured = await run(server, workload, DURATION)
+    runs.push({
+      ...measured,
+      ratio: measured.rps / (reference?.rps ?? measured.rps),
+      baselineRps: reference?.rps ?? measured.rps,
+      cpuRatio: (reference?.cpuUs ?? measured.cpuUs) / measured.cpuUs
+    })
   }
   runs.sort((a, b) => a.ratio - b.ratio || a.rps - b.rps)
   return runs[Math.floor(runs.length / 2)]!
@@ -124,8 +161,8 @@ async function main (): Promise<void> {
   const results: Record<string, Figures> = {}
   const table: string[] = []
   const record = (name: string, figures: Figures): void => {
-    results[name] = { ...figures, ratio: Number(figures.ratio.toFixed(3)) }
-    table.push(`${name.padEnd(34)} ${figures.rps.toFixed(0).padStart(8)} req/s  ratio ${figures.ratio.toFixed(3)} (baseline ${figures.baselineRps.toFixed(0)})  p50 ${String(figures.p50).padStart(4)} ms  p99 ${String(figures.p99).padStart(4)} ms  rss ${String(figures.rssMb).padStart(4)} MB${figures.errors > 0 ? `  errors ${figures.errors}` : ''}`)
+    results[name] = { ...figures, ratio: Number(figures.ratio.toFixed(3)), cpuRatio: Number(figures.cpuRatio.toFixed(3)), serverBusy: Number(figures.serverBusy.toFixed(2)), cpuUs: Number(figures.cpuUs.toFixed(1)) }
+    table.push(`${name.padEnd(34)} ${figures.rps.toFixed(0).padStart(8)} req/s  ratio ${figures.ratio.toFixed(3)} (baseline ${figures.baselineRps.toFixed(0)})  p50 ${String(figures.p50).padStart(4)} ms  p99 ${String(figures.p99).padStart(4)} ms  rss ${String(figures.rssMb).padStart(4)} MB  server busy ${(100 * figures.serverBusy).toFixed(0).padStart(3)}%  ${figures.cpuUs.toFixed(0).padStart(4)} µs/req  cpu ratio ${figures.cpuRatio.toFixed(3)}${figures.errors > 0 ? `  errors ${figures.errors}` : ''}`)
   }
 
   // The baseline server stays up (idle between its runs) for the whole bench: every run of a workload is compared with a baseline run just before it.
