@@ -5,18 +5,30 @@
  * gets that response again with `Idempotent-Replayed: true` and creates
  * nothing. Another body under the same key is 422; a retry while the first
  * still runs is 409. A server-side failure (5xx) forgets the key so a retry
- * runs again.
+ * runs again. A create marks the key with its record in its own transaction,
+ * so a retry after a crash that lost the response answers with that record.
  */
 import { createHash } from 'node:crypto'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { IdempotencyInProgress, IdempotencyKeyReused, invalid } from '../errors.js'
 import { addRouteHook } from '../http/route-hooks.js'
+import type { HeldKey } from '../store/idempotency.js'
+import type { StoredRecord } from '../store/store.js'
 
 declare module 'fastify' {
   interface FastifyContextConfig {
     /** POST routes that honour Idempotency-Key. */
     idempotent?: boolean
+  }
+  interface FastifyRequest {
+    /**
+     * The Idempotency-Key this request holds (null: none): a create passes it
+     * to the store, which marks it with the new record in the same
+     * transaction. `committed`: the record an earlier request under this key
+     * created before its process died; the create answers with it.
+     */
+    idempotencyKey: { readonly held: HeldKey, readonly committed?: StoredRecord } | null
   }
 }
 
@@ -27,8 +39,6 @@ const STALE_MS = 5 * 60_000
 const KEY = /^[\x21-\x7e]{1,255}$/
 /** Headers a replay must repeat for the client to see the same answer. */
 const REPLAYED_HEADERS = ['content-type', 'location', 'etag', 'last-modified', 'preference-applied']
-
-const claims = new WeakMap<FastifyRequest, { subject: string, key: string }>()
 
 /** What makes two requests "the same" under one key: method, URL and parsed body. */
 export function requestFingerprint (method: string, url: string, body: unknown): string {
@@ -51,7 +61,8 @@ async function idempotency (app: FastifyInstance): Promise<void> {
       now, expiresAt: new Date(now.getTime() + RETENTION_MS), staleBefore: new Date(now.getTime() - STALE_MS)
     })
     if (claim.claimed) {
-      claims.set(request, { subject, key })
+      request.idempotencyKey = { held: claim.held, ...(claim.committed === undefined ? {} : { committed: claim.committed }) }
+      if (claim.committed !== undefined) reply.header('idempotent-replayed', 'true')
       return
     }
     const { existing } = claim
@@ -62,9 +73,9 @@ async function idempotency (app: FastifyInstance): Promise<void> {
   }
 
   async function rememberResponse (request: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown> {
-    const claim = claims.get(request)
+    const claim = request.idempotencyKey?.held
     if (claim === undefined) return payload
-    claims.delete(request)
+    request.idempotencyKey = null
     if (reply.statusCode >= 500) {
       await records.release(claim.subject, claim.key)
       return payload
@@ -78,6 +89,7 @@ async function idempotency (app: FastifyInstance): Promise<void> {
     return payload
   }
 
+  app.decorateRequest('idempotencyKey', null)
   // Only the routes that honour Idempotency-Key carry its hooks.
   app.addHook('onRoute', function honourIdempotencyKeys (route) {
     if (route.config?.idempotent !== true) return

@@ -1,9 +1,13 @@
 /**
  * Durable idempotency records: per credential and key, the fingerprint of the
- * first request and, once it finished, its response, kept for a day.
+ * first request and, once it finished, its response, kept for a day. A create
+ * also marks the record with what it created, in the create's own
+ * transaction: if the process dies before the response is stored, a retry
+ * answers with that record instead of creating a second one.
  */
 import type { Kysely, Transaction } from 'kysely'
 import type { Database, Dialect } from './dialect.js'
+import type { StoredRecord } from './store.js'
 
 export const IDEMPOTENCY_TABLE = 'resourcery_idempotency'
 
@@ -20,16 +24,38 @@ export interface IdempotencyRecord {
   readonly createdAt: string
 }
 
-export type Claim = { readonly claimed: true } | { readonly claimed: false, readonly existing: IdempotencyRecord }
+/** Whose key a request holds, and since when: a create marks the record only while the claim is still its own. */
+export interface HeldKey {
+  readonly subject: string
+  readonly key: string
+  readonly claimedAt: string
+}
+
+export type Claim =
+  /** `committed`: the record a request that died after its create had committed; the claimant answers with it. */
+  | { readonly claimed: true, readonly held: HeldKey, readonly committed?: StoredRecord }
+  | { readonly claimed: false, readonly existing: IdempotencyRecord }
 
 export interface IdempotencyStore {
   /** Records the key as running, or returns what is already recorded under it. */
   claim (subject: string, key: string, fingerprint: string, options: { now: Date, expiresAt: Date, staleBefore: Date }): Promise<Claim>
   complete (subject: string, key: string, response: StoredResponse): Promise<void>
-  /** Forgets a key whose request failed on the server's side, so a retry runs again. */
+  /** Forgets a key whose request failed on the server's side before creating anything, so a retry runs again. */
   release (subject: string, key: string): Promise<void>
   /** Deletes expired records; returns how many. */
   purge (now: Date): Promise<number>
+}
+
+/**
+ * Marks a held key with the record its request created, inside the create's
+ * transaction. False when the key is no longer held (a retry took it over
+ * after the request ran past the stale limit): the create must then not commit.
+ */
+export async function markCreated (executor: Kysely<Database>, held: HeldKey, record: StoredRecord): Promise<boolean> {
+  const result = await executor.updateTable(IDEMPOTENCY_TABLE).set({ committed: JSON.stringify(record) })
+    .where('subject', '=', held.subject).where('key', '=', held.key).where('createdAt', '=', held.claimedAt).where('response', 'is', null)
+    .executeTakeFirst()
+  return Number(result.numUpdatedRows) > 0
 }
 
 export async function createIdempotencyTable (trx: Transaction<Database>, dialect: Dialect): Promise<void> {
@@ -38,10 +64,14 @@ export async function createIdempotencyTable (trx: Transaction<Database>, dialec
     .addColumn('key', 'text', column => column.notNull())
     .addColumn('fingerprint', 'text', column => column.notNull())
     .addColumn('response', 'text')
+    .addColumn('committed', 'text')
     .addColumn('createdAt', dialect.columnType('timestamp'), column => column.notNull())
     .addColumn('expiresAt', dialect.columnType('timestamp'), column => column.notNull())
     .addPrimaryKeyConstraint(`${IDEMPOTENCY_TABLE}_pkey`, ['subject', 'key'])
     .execute()
+  // Tables made before creates marked their records lack the column.
+  const columns = (await dialect.columns(trx)).get(IDEMPOTENCY_TABLE) ?? []
+  if (!columns.some(column => column.name === 'committed')) await trx.schema.alterTable(IDEMPOTENCY_TABLE).addColumn('committed', 'text').execute()
   await trx.schema.createIndex(`${IDEMPOTENCY_TABLE}_expires_idx`).ifNotExists().on(IDEMPOTENCY_TABLE).column('expiresAt').execute()
 }
 
@@ -51,25 +81,40 @@ export function idempotencyStore (db: Kysely<Database>): IdempotencyStore {
 
   return {
     async claim (subject, key, fingerprint, { now, expiresAt, staleBefore }) {
-      // An expired record, or one left running by a process that died, no longer holds the key.
+      const claimedAt = now.toISOString()
+      // An expired record, or one left running by a process that died before it created anything, no longer holds the key.
       await db.deleteFrom(IDEMPOTENCY_TABLE).where('subject', '=', subject).where('key', '=', key)
-        .where(eb => eb.or([eb('expiresAt', '<=', now.toISOString()), eb.and([eb('response', 'is', null), eb('createdAt', '<', staleBefore.toISOString())])]))
+        .where(eb => eb.or([
+          eb('expiresAt', '<=', claimedAt),
+          eb.and([eb('response', 'is', null), eb('committed', 'is', null), eb('createdAt', '<', staleBefore.toISOString())])
+        ]))
         .execute()
       const inserted = await db.insertInto(IDEMPOTENCY_TABLE)
-        .values({ subject, key, fingerprint, response: null, createdAt: now.toISOString(), expiresAt: expiresAt.toISOString() })
+        .values({ subject, key, fingerprint, response: null, committed: null, createdAt: claimedAt, expiresAt: expiresAt.toISOString() })
         .onConflict(conflict => conflict.columns(['subject', 'key']).doNothing())
         .executeTakeFirst()
-      if (Number(inserted.numInsertedOrUpdatedRows ?? 0) > 0) return { claimed: true }
+      if (Number(inserted.numInsertedOrUpdatedRows ?? 0) > 0) return { claimed: true, held: { subject, key, claimedAt } }
       const row = await find(subject, key)
       if (row === undefined) return await this.claim(subject, key, fingerprint, { now, expiresAt, staleBefore })
       const response = row.response === null ? undefined : JSON.parse(String(row.response)) as StoredResponse
-      return { claimed: false, existing: { fingerprint: String(row.fingerprint), createdAt: String(row.createdAt), ...(response === undefined ? {} : { response }) } }
+      // PostgreSQL answers timestamps as Dates, SQLite as the ISO text stored.
+      const since = new Date(row.createdAt as string | Date)
+      const existing = { fingerprint: String(row.fingerprint), createdAt: since.toISOString(), ...(response === undefined ? {} : { response }) }
+      const diedAfterCreating = response === undefined && row.committed !== null && since < staleBefore
+      if (!diedAfterCreating || existing.fingerprint !== fingerprint) return { claimed: false, existing }
+      // Taken over by one retry only: the one whose update still finds the dead request's claim.
+      const taken = await db.updateTable(IDEMPOTENCY_TABLE).set({ createdAt: claimedAt })
+        .where('subject', '=', subject).where('key', '=', key).where('createdAt', '=', existing.createdAt).where('response', 'is', null)
+        .executeTakeFirst()
+      if (Number(taken.numUpdatedRows) === 0) return await this.claim(subject, key, fingerprint, { now, expiresAt, staleBefore })
+      return { claimed: true, held: { subject, key, claimedAt }, committed: JSON.parse(String(row.committed)) as StoredRecord }
     },
     async complete (subject, key, response) {
       await db.updateTable(IDEMPOTENCY_TABLE).set({ response: JSON.stringify(response) }).where('subject', '=', subject).where('key', '=', key).execute()
     },
     async release (subject, key) {
-      await db.deleteFrom(IDEMPOTENCY_TABLE).where('subject', '=', subject).where('key', '=', key).execute()
+      // A key whose create committed stays held: once stale, a retry answers with that record instead of creating another.
+      await db.deleteFrom(IDEMPOTENCY_TABLE).where('subject', '=', subject).where('key', '=', key).where('committed', 'is', null).execute()
     },
     async purge (now) {
       const result = await db.deleteFrom(IDEMPOTENCY_TABLE).where('expiresAt', '<=', now.toISOString()).executeTakeFirst()

@@ -5,18 +5,18 @@
  */
 import { randomBytes } from 'node:crypto'
 import { sql, type Compilable, type Kysely, type CompiledQuery, type Expression, type ExpressionBuilder, type SqlBool, type Transaction } from 'kysely'
-import { invalid, StillReferenced, StoreUnavailable, UniqueViolation } from '../errors.js'
+import { IdempotencyInProgress, invalid, StillReferenced, StoreUnavailable, UniqueViolation } from '../errors.js'
 import type { Condition } from '../resources/define.js'
 import type { Model, Resource } from '../resources/model.js'
 import { cachingApiKeys } from './api-key-cache.js'
 import { cascadedIds, cascades } from './cascade.js'
 import { createCredentialTables, credentialStore } from './credentials.js'
 import type { Database, Dialect } from './dialect.js'
-import { createIdempotencyTable, idempotencyStore } from './idempotency.js'
+import { createIdempotencyTable, idempotencyStore, markCreated } from './idempotency.js'
 import { queryTemplates } from './query-templates.js'
 import { addEvents, anySubscription, createWebhookTables, eventValues, outboxInsert, webhookStore, type EventKind } from './webhooks.js'
 import { stampedCache } from './stamped-cache.js'
-import { MigrationRefused, type Edit, type ListQuery, type MigrationReport, type SortKey, type Store, type StoredRecord, type WriteMiss, type WriteOptions } from './store.js'
+import { MigrationRefused, type Edit, type InsertOptions, type ListQuery, type MigrationReport, type SortKey, type Store, type StoredRecord, type WriteMiss, type WriteOptions } from './store.js'
 import { MIGRATIONS_TABLE, SECRETS_TABLE, planMigration, tableSpec, type ColumnKind, type ColumnSpec, type TableSpec } from './tables.js'
 
 type Row = Record<string, unknown>
@@ -370,7 +370,7 @@ export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs 
       return rows[0] === undefined ? undefined : decode(resource, rows[0])
     },
 
-    async insert (resource: Resource, values: Readonly<Record<string, unknown>>): Promise<StoredRecord> {
+    async insert (resource: Resource, values: Readonly<Record<string, unknown>>, options?: InsertOptions): Promise<StoredRecord> {
       const fields = encodeFields(resource, values)
       const columns = Object.keys(fields)
       const now = new Date().toISOString()
@@ -380,6 +380,9 @@ export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs 
             slots => w.insertInto(resource.collection).values({ ...namedSlots(columns, slots), version: 1, createdAt: slots[columns.length], updatedAt: slots[columns.length] }).returningAll()))
           const inserted = decode(resource, rows[0]!)
           await outbox.add(resource, 'created', inserted)
+          if (options?.idempotency !== undefined && !await markCreated(w, options.idempotency, inserted)) {
+            throw new IdempotencyInProgress('a retry with this Idempotency-Key took over after this request ran too long; nothing was created here')
+          }
           return inserted
         })
       } catch (error) {

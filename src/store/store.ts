@@ -5,7 +5,7 @@
  */
 import type { Condition } from '../resources/define.js'
 import type { CredentialStore } from './credentials.js'
-import type { IdempotencyStore } from './idempotency.js'
+import type { HeldKey, IdempotencyStore } from './idempotency.js'
 import type { WebhookStore } from './webhooks.js'
 import type { Resource } from '../resources/model.js'
 
@@ -47,6 +47,11 @@ export interface WriteOptions {
   readonly where?: readonly Condition[]
 }
 
+export interface InsertOptions {
+  /** The Idempotency-Key the request holds: marked with the new record in the same transaction. */
+  readonly idempotency?: HeldKey
+}
+
 export interface MigrationReport {
   /** Human-readable statements of what was applied, empty when the schema was current. */
   readonly applied: readonly string[]
@@ -72,7 +77,7 @@ export interface Store {
   count (resource: Resource, where: readonly Condition[]): Promise<number>
   get (resource: Resource, id: number, options?: WriteOptions): Promise<StoredRecord | undefined>
   /** `values` holds every writable field (undefined = no value) and the owner when stamped. */
-  insert (resource: Resource, values: Readonly<Record<string, unknown>>): Promise<StoredRecord>
+  insert (resource: Resource, values: Readonly<Record<string, unknown>>, options?: InsertOptions): Promise<StoredRecord>
   /**
    * Reads the record and replaces every writable field with what `edit` makes
    * of it, storing only if the record is still the version read. `edit` may

@@ -1,6 +1,25 @@
+import BetterSqlite3 from 'better-sqlite3'
+import type { FastifyInstance } from 'fastify'
 import t from 'tap'
+import { resources } from '../../schemas/index.js'
 import { requestFingerprint } from '../../src/plugins/idempotency.js'
-import { ADMIN, assertProblem, bearer, body, buildTestApp, listen, post } from '../helper.js'
+import { buildModel } from '../../src/resources/model.js'
+import { ADMIN, assertProblem, bearer, body, buildTestApp, listen, post, SQLITE_ONLY, testDatabaseFile } from '../helper.js'
+
+const projects = buildModel(resources).get('projects')
+const MINUTE_MS = 60_000
+
+/** Claims `key` for the test's admin as a request `minutesAgo` would have, for a body that validates to `fields`. */
+async function claimedEarlier (app: FastifyInstance, key: string, fields: Record<string, unknown>, minutesAgo: number) {
+  const now = new Date(Date.now() - minutesAgo * MINUTE_MS)
+  const claim = await app.store.idempotency.claim('test-admin', key, requestFingerprint('POST', '/v1/projects', fields), {
+    now, expiresAt: new Date(now.getTime() + 24 * 60 * MINUTE_MS), staleBefore: new Date(now.getTime() - 5 * MINUTE_MS)
+  })
+  if (!claim.claimed) throw new Error(`${key} was already claimed`)
+  return claim.held
+}
+
+const projectNamed = async (app: FastifyInstance, name: string) => body(await app.inject({ method: 'GET', url: `/v1/projects?name=${name}` }))
 
 t.test('a retry with the same key and body replays the first response and creates nothing', async t => {
   const app = await buildTestApp(t)
@@ -76,4 +95,52 @@ t.test('expired keys are forgotten and purged', async t => {
   t.equal(await idempotency.purge(new Date()), 1)
   const claim = await idempotency.claim('s', 'old', 'g', { now: new Date(), expiresAt: new Date(Date.now() + 1000), staleBefore: new Date() })
   t.equal(claim.claimed, true)
+})
+
+t.test('a create whose process died before its response was stored is answered by a retry, not made twice', async t => {
+  const app = await buildTestApp(t)
+  const fields = { name: 'survivor', active: true, tags: [] }
+  // The first request's create committed (marking the key in its transaction); then the process died.
+  const held = await claimedEarlier(app, 'crash-1', fields, 10)
+  const created = await app.store.insert(projects, { ...fields, description: undefined, budget: undefined }, { idempotency: held })
+
+  const retry = await post(app, '/v1/projects', { name: 'survivor' }, { 'idempotency-key': 'crash-1' })
+  t.equal(retry.statusCode, 201)
+  t.equal(retry.headers['idempotent-replayed'], 'true', 'nothing new was created')
+  t.equal(retry.headers.location, `/v1/projects/${created.id}`)
+  t.equal(retry.headers.etag, (await app.inject({ method: 'GET', url: `/v1/projects/${created.id}` })).headers.etag)
+  t.same(body(retry), body(await app.inject({ method: 'GET', url: `/v1/projects/${created.id}` })), 'the record the first request created')
+  const again = await post(app, '/v1/projects', { name: 'survivor' }, { 'idempotency-key': 'crash-1' })
+  t.equal(again.statusCode, 201)
+  t.equal(again.body, retry.body, 'from now on the stored response is replayed')
+  t.equal((await projectNamed(app, 'survivor')).length, 1, 'created once')
+
+  // Within the stale limit the first request may still be running: a retry waits its turn.
+  const recent = await claimedEarlier(app, 'crash-2', { ...fields, name: 'recent' }, 1)
+  await app.store.insert(projects, { ...fields, name: 'recent', description: undefined, budget: undefined }, { idempotency: recent })
+  assertProblem(t, await post(app, '/v1/projects', { name: 'recent' }, { 'idempotency-key': 'crash-2' }), 409, 'idempotency-in-progress')
+  assertProblem(t, await post(app, '/v1/projects', { name: 'other' }, { 'idempotency-key': 'crash-1' }), 422, 'idempotency-key-reused')
+})
+
+t.test('a request that ran past the stale limit and lost its key to a retry creates nothing', async t => {
+  const app = await buildTestApp(t)
+  const held = await claimedEarlier(app, 'slow-1', { name: 'slow', active: true, tags: [] }, 10)
+  const retry = await post(app, '/v1/projects', { name: 'slow' }, { 'idempotency-key': 'slow-1' })
+  t.equal(retry.statusCode, 201)
+  t.notOk(retry.headers['idempotent-replayed'], 'nothing had been created: the retry ran')
+  await t.rejects(app.store.insert(projects, { name: 'slow original', active: true, tags: [], description: undefined, budget: undefined }, { idempotency: held }),
+    { code: 'RSY_ERR_IDEMPOTENCY_IN_PROGRESS' }, 'the original, finishing late, does not commit')
+  t.equal((await projectNamed(app, 'slow original')).length, 0)
+  t.equal((await projectNamed(app, 'slow')).length, 1)
+})
+
+t.test('a database from before creates marked their keys gets the column on start', { skip: SQLITE_ONLY }, async t => {
+  const file = testDatabaseFile(t)
+  const old = new BetterSqlite3(file)
+  old.exec('create table "resourcery_idempotency" ("subject" text not null, "key" text not null, "fingerprint" text not null, "response" text, "createdAt" text not null, "expiresAt" text not null, constraint "resourcery_idempotency_pkey" primary key ("subject", "key"))')
+  old.close()
+  const app = await buildTestApp(t)
+  const first = await post(app, '/v1/projects', { name: 'upgraded' }, { 'idempotency-key': 'after-upgrade' })
+  t.equal(first.statusCode, 201)
+  t.equal((await post(app, '/v1/projects', { name: 'upgraded' }, { 'idempotency-key': 'after-upgrade' })).headers['idempotent-replayed'], 'true')
 })
