@@ -258,15 +258,23 @@ export function webhookStore (writer: Writer): WebhookStore {
           .where('status', '=', 'pending').where('nextAttemptAt', '<=', now)
           .where(eb => eb.or([eb('lockedUntil', 'is', null), eb('lockedUntil', '<', now)]))
           .orderBy('nextAttemptAt').limit(limit).execute()
+        if (due.length === 0) return []
+        // One conditional update claims them all; another process may have taken some since the select.
+        const taken = await w.updateTable(DELIVERIES_TABLE).set({ lockedUntil })
+          .where('id', 'in', due.map(delivery => delivery.id)).where('status', '=', 'pending')
+          .where(eb => eb.or([eb('lockedUntil', 'is', null), eb('lockedUntil', '<', now)]))
+          .returning('id').execute()
+        if (taken.length === 0) return []
+        const ours = new Set(taken.map(row => Number(row.id)))
+        const claimedRows = due.filter(delivery => ours.has(Number(delivery.id)))
+        const byId = async (table: string, ids: unknown[]): Promise<Map<string, Row>> =>
+          new Map((await w.selectFrom(table).selectAll().where('id', 'in', [...new Set(ids)]).execute()).map(row => [String(row.id), row]))
+        const subscriptions = await byId(WEBHOOKS_TABLE, claimedRows.map(delivery => delivery.webhookId))
+        const events = await byId(EVENTS_TABLE, claimedRows.map(delivery => delivery.eventId))
         const claimed: DueDelivery[] = []
-        for (const delivery of due) {
-          const taken = await w.updateTable(DELIVERIES_TABLE).set({ lockedUntil })
-            .where('id', '=', delivery.id).where('status', '=', 'pending')
-            .where(eb => eb.or([eb('lockedUntil', 'is', null), eb('lockedUntil', '<', now)]))
-            .executeTakeFirst()
-          if ((taken.numUpdatedRows ?? 0n) === 0n) continue
-          const subscription = await w.selectFrom(WEBHOOKS_TABLE).selectAll().where('id', '=', delivery.webhookId).executeTakeFirst()
-          const event = await w.selectFrom(EVENTS_TABLE).selectAll().where('id', '=', delivery.eventId).executeTakeFirst()
+        for (const delivery of claimedRows) {
+          const subscription = subscriptions.get(String(delivery.webhookId))
+          const event = events.get(String(delivery.eventId))
           if (subscription === undefined || event === undefined) continue
           claimed.push({
             id: Number(delivery.id),
