@@ -171,6 +171,10 @@ async function main (): Promise<void> {
   const fsync = await start([join(dist, 'bench/baseline.js'), 'insert', '3901', join(dir, 'bare.db')], {}, 3901)
   record('bare better-sqlite3 insert (FULL)', await measure(fsync, { name: 'bare insert', method: 'POST', path: '/items', headers: { 'content-type': 'application/json' }, body: '{"name":"x"}', expect: 201 }, hello))
   fsync.child.kill()
+  // What the contract's headers and a log line per request cost with no engine behind them: the most GET one could reach.
+  const floor = await start([join(dist, 'bench/baseline.js'), 'floor', '3903'], {}, 3903)
+  record('contract floor (headers, log line)', await measure(floor, { name: 'floor', path: '/v1/tasks/12345' }, hello))
+  floor.child.kill()
 
   for (const [label, tasks] of quick ? [['100k', 100_000]] as const : [['100k', 100_000], ['1M', 1_000_000]] as const) {
     const file = join(dir, `${label}.db`)
