@@ -3,7 +3,7 @@
  * stored as SHA-256 — enough for secrets that cannot be guessed) and client
  * secrets (stored with scrypt, a deliberately slow hash, salted per client).
  */
-import { createHash, randomBytes, scrypt, timingSafeEqual } from 'node:crypto'
+import { hash, randomBytes, scrypt, timingSafeEqual } from 'node:crypto'
 import { promisify } from 'node:util'
 
 export const API_KEY_PREFIX = 'rsy_'
@@ -15,7 +15,8 @@ const scryptAsync = promisify(scrypt) as (password: string, salt: Buffer, length
 const SCRYPT = { N: 16384, r: 8, p: 1 }
 
 export function hashApiKey (key: string): string {
-  return createHash('sha256').update(key).digest('hex')
+  // One-shot: a third of createHash's cost, paid on every API-key request.
+  return hash('sha256', key, 'hex')
 }
 
 export function newApiKey (): { key: string, prefix: string, hash: string } {

@@ -5,7 +5,7 @@
  * digest of the resource's representation schema so a deploy that changes the
  * representation never revalidates an old copy.
  */
-import { createHash } from 'node:crypto'
+import { hash } from 'node:crypto'
 import { BoundedMap } from '../bounded-map.js'
 import type { IncomingHttpHeaders } from 'node:http'
 
@@ -27,7 +27,7 @@ export const formatEntityTag = (tag: EntityTag): string => `${tag.weak ? 'W/' : 
 
 /** A short digest that changes whenever the given schema does. */
 export function schemaEpoch (schema: unknown): string {
-  return createHash('sha256').update(JSON.stringify(schema)).digest('base64url').slice(0, 8)
+  return hash('sha256', JSON.stringify(schema), 'base64url').slice(0, 8)
 }
 
 export function recordTag (epoch: string, id: number, version: number): EntityTag {
@@ -74,5 +74,5 @@ export function httpDate (iso: string): string {
 
 /** A weak tag for a response body (lists): equal bodies, equal tags. */
 export function bodyTag (payload: string | Buffer): EntityTag {
-  return { weak: true, opaque: createHash('sha1').update(payload).digest('base64url') }
+  return { weak: true, opaque: hash('sha1', payload, 'base64url') }
 }
