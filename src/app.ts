@@ -117,8 +117,9 @@ export async function buildApp ({ config, definitions, store: givenStore, logStr
   const allowPrivate = config.webhookAllowPrivate === '1'
   await app.register(webhookRoutes, { prefix: `/v${CURRENT_VERSION}`, collections: model.resources.map(resource => resource.collection), allowPrivate })
   const dispatcher = webhookDispatcher({
-    store: store.webhooks, model, allowPrivate, timeoutMs: config.webhookTimeoutMs, retryBaseMs: config.webhookRetryBaseMs, pollMs: config.webhookPollMs, log: app.log
+    store: store.webhooks, model, allowPrivate, timeoutMs: config.webhookTimeoutMs, retryBaseMs: config.webhookRetryBaseMs, pollMs: config.webhookPollMs, retentionMs: parseDuration(config.webhookRetention)! * 1000, log: app.log
   })
+  store.onEventsEnqueued(() => { dispatcher.nudge() })
   app.addHook('onReady', async () => { dispatcher.start() })
   app.addHook('onClose', async () => { await dispatcher.stop() })
   await app.register(tokenRoute, {

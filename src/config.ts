@@ -6,6 +6,7 @@
  */
 import { Type, type Static, type TSchema } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
+import { parseDuration } from './duration.js'
 
 export const Settings = Type.Object({
   NODE_ENV: Type.Union([Type.Literal('development'), Type.Literal('production'), Type.Literal('test')], {
@@ -65,6 +66,7 @@ export const Settings = Type.Object({
   WEBHOOK_ALLOW_PRIVATE: Type.Union([Type.Literal('0'), Type.Literal('1')], { default: '0', description: '1: webhooks may target loopback, private and link-local addresses (development, tests). 0: refused at registration and at every delivery.' }),
   WEBHOOK_TIMEOUT_MS: Type.Integer({ minimum: 100, default: 10000, description: 'Longest wait for a webhook receiver to answer; past it the attempt failed and is retried.' }),
   WEBHOOK_RETRY_BASE_MS: Type.Integer({ minimum: 10, default: 5000, description: 'Delay before a failed webhook delivery\'s first retry; each further retry doubles it (up to 1 h, jittered), for 25 h after the event.' }),
+  WEBHOOK_RETENTION: Type.String({ default: '30d', pattern: '^[1-9][0-9]*[smhd]?$', description: 'How long finished webhook deliveries, their attempts and events stay listed before they are purged: at least 2d (7d, 90d).' }),
   WEBHOOK_POLL_MS: Type.Integer({ minimum: 10, default: 1000, description: 'How often each process looks for webhook deliveries that are due (writes in the same process start one at once).' }),
   PUBLIC_URL: Type.String({ default: '', description: 'Base URL clients use (e.g. https://api.example.com); the OpenAPI `servers` entry. Empty: relative.' })
 })
@@ -115,6 +117,8 @@ export function loadConfig (env: Readonly<Record<string, string | undefined>>): 
   return Object.freeze(config) as Config
 }
 
+const MIN_WEBHOOK_RETENTION_SECONDS = 2 * 86_400
+
 const LOOPBACK = /^(127\.\d+\.\d+\.\d+|::1|localhost)$/
 
 /** Rules that involve more than one variable. */
@@ -126,5 +130,8 @@ function crossChecks (config: Config): string[] {
     problems.push(`HOST=${config.host} would serve plain HTTP beyond this machine: set TLS_CERT_FILE and TLS_KEY_FILE, or TRUST_PROXY when TLS ends at a proxy in front, or listen on 127.0.0.1`)
   }
   if (config.http2 === '1' && !tls) problems.push('HTTP2=1 needs TLS_CERT_FILE and TLS_KEY_FILE')
+  if (parseDuration(config.webhookRetention)! < MIN_WEBHOOK_RETENTION_SECONDS) {
+    problems.push(`WEBHOOK_RETENTION=${config.webhookRetention} is too short: a delivery is retried for 25 h and its attempts must stay listed meanwhile; use 2d or more`)
+  }
   return problems
 }

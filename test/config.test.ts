@@ -46,6 +46,13 @@ t.test('plain HTTP only on loopback unless a proxy in front terminates TLS', asy
   t.throws(() => loadConfig({ HTTP2: '1' }), /HTTP2=1 needs TLS/)
 })
 
+t.test('webhook history is kept at least as long as a delivery is retried', async t => {
+  t.equal(loadConfig({}).webhookRetention, '30d')
+  t.equal(loadConfig({ WEBHOOK_RETENTION: '48h' }).webhookRetention, '48h')
+  t.throws(() => loadConfig({ WEBHOOK_RETENTION: '1d' }), /WEBHOOK_RETENTION=1d is too short: a delivery is retried for 25 h/)
+  t.throws(() => loadConfig({ WEBHOOK_RETENTION: 'forever' }), /WEBHOOK_RETENTION="forever" is not valid/)
+})
+
 t.test('the README documents every configuration variable', async t => {
   const { readFile } = await import('node:fs/promises')
   const { Settings } = await import('../src/config.js')

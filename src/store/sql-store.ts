@@ -45,6 +45,7 @@ export interface SqlStoreOptions {
 export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs }: SqlStoreOptions): Store {
   const { db, writer } = dialect
   const webhooks = webhookStore(writer)
+  const enqueuedListeners: Array<() => void> = []
   const templated = queryTemplates()
   const counts = stampedCache<number>()
   const specs = new Map(model.resources.map(resource => [resource.collection, tableSpec(model, resource)]))
@@ -138,7 +139,7 @@ export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs 
         enqueued = enqueued || records.length > 0
       }
     }))
-    if (enqueued) webhooks.enqueued()
+    if (enqueued) for (const listener of enqueuedListeners) listener()
     return result
   }
 
@@ -263,7 +264,8 @@ export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs 
     dialect: dialect.name,
     credentials: guarded(cachingApiKeys(credentialStore(writer.db), apiKeyCacheMs)),
     idempotency: guarded(idempotencyStore(writer.db)),
-    webhooks: { ...guarded(webhooks), onEnqueued: webhooks.onEnqueued, enqueued: webhooks.enqueued },
+    webhooks: guarded(webhooks),
+    onEventsEnqueued (listener) { enqueuedListeners.push(listener) },
 
     async migrate (): Promise<MigrationReport> {
       return await writer.db.transaction().execute(async trx => {

@@ -65,6 +65,8 @@ export interface Store {
   readonly idempotency: IdempotencyStore
   /** Webhook subscriptions, their outbox and deliveries. */
   readonly webhooks: WebhookStore
+  /** Calls `listener` after each committed write of this process that added a webhook event. */
+  onEventsEnqueued (listener: () => void): void
   /** Creates or additively extends every table; throws MigrationRefused for destructive changes. */
   migrate (): Promise<MigrationReport>
   /** Resolves when the database answers; rejects when it is unreachable. */

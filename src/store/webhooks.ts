@@ -77,10 +77,6 @@ export interface WebhookStore {
   attempts (webhookId: number, limit: number): Promise<AttemptRecord[]>
   /** Forgets attempts, finished deliveries and their events older than `before`; how many attempts went. */
   purge (before: string): Promise<number>
-  /** Calls `listener` after each write of this process that may have added an event. */
-  onEnqueued (listener: () => void): void
-  /** Called by the store after such a write. */
-  enqueued (): void
 }
 
 export async function createWebhookTables (trx: Transaction<Database>, dialect: Dialect): Promise<void> {
@@ -205,10 +201,7 @@ export async function addEvents (executor: Kysely<Database>, collection: string,
 
 export function webhookStore (writer: Writer): WebhookStore {
   const { db } = writer
-  const listeners: Array<() => void> = []
   return {
-    onEnqueued (listener) { listeners.push(listener) },
-    enqueued () { for (const listener of listeners) listener() },
 
     async create (subscription) {
       const row = await db.insertInto(WEBHOOKS_TABLE)

@@ -20,8 +20,6 @@ import { resolveTarget, TargetRefused } from './targets.js'
 /** Retries go on for at least a day after the event, as the contract promises. */
 export const RETRY_FOR_MS = 25 * 3600_000
 const MAX_DELAY_MS = 3600_000
-/** Finished deliveries, their attempts and events are kept this long, then purged (checked hourly). */
-export const RETENTION_MS = 30 * 24 * 3600_000
 const PURGE_EVERY_MS = 3600_000
 const BATCH = 20
 
@@ -33,10 +31,14 @@ export interface DispatcherOptions {
   /** The first retry's delay; each further one doubles, up to an hour, each jittered down by up to half. */
   readonly retryBaseMs: number
   readonly pollMs: number
+  /** Finished deliveries, their attempts and events are kept this long, then purged (checked hourly). */
+  readonly retentionMs: number
   readonly log: FastifyBaseLogger
 }
 
 export interface Dispatcher {
+  /** Starts a round now rather than at the next poll: an event was just added. */
+  nudge (): void
   start (): void
   /** Stops polling and waits for the requests under way. */
   stop (): Promise<void>
@@ -98,7 +100,7 @@ export function webhookDispatcher (options: DispatcherOptions): Dispatcher {
   async function round (): Promise<boolean> {
     if (Date.now() - purgedAt > PURGE_EVERY_MS) {
       purgedAt = Date.now()
-      await store.purge(new Date(purgedAt - RETENTION_MS).toISOString())
+      await store.purge(new Date(purgedAt - options.retentionMs).toISOString())
     }
     const fanned = await store.fanOut((subscription, type) => subscription.events.some(pattern => patternMatches(pattern, type)), BATCH * 5)
     const now = new Date()
@@ -138,9 +140,10 @@ export function webhookDispatcher (options: DispatcherOptions): Dispatcher {
       })
   }
 
-  store.onEnqueued(() => { if (!stopped) schedule(0) })
-
   return {
+    nudge () {
+      if (!stopped) schedule(0)
+    },
     start () {
       stopped = false
       schedule(0)

@@ -6,7 +6,11 @@ import formatsModule from 'ajv-formats'
 import { Type } from '@sinclair/typebox'
 import t, { type Test } from 'tap'
 import { belongsTo, defineResource, hasMany } from '../../src/resources/define.js'
-import { assertProblem, bearer, body, buildTestApp, createProject, pointers, post, type Json } from '../helper.js'
+import { resources } from '../../schemas/index.js'
+import { buildModel } from '../../src/resources/model.js'
+import { openStore } from '../../src/store/open.js'
+import type { Store } from '../../src/store/store.js'
+import { assertProblem, bearer, body, buildTestApp, createProject, pointers, post, testStoreOptions, type Json } from '../helper.js'
 
 interface Received { headers: IncomingHttpHeaders, body: string, at: number }
 
@@ -249,6 +253,20 @@ t.test('cascades are followed down every level, however many records they take',
   const events = (await hook.count(504, 30_000)).map(item => JSON.parse(item.body) as Json)
   t.same(events.filter(event => event.type === 'columns.deleted').map(event => event.data.id).sort((a, b) => a - b), columnIds)
   t.same(events.filter(event => event.type === 'cards.deleted').map(event => event.data.id).sort((a, b) => a - b), cardIds)
+})
+
+t.test('the dispatcher purges history older than WEBHOOK_RETENTION', async t => {
+  const real = await openStore(buildModel(resources), await testStoreOptions(t))
+  const cutoffs: string[] = []
+  const store: Store = {
+    ...real,
+    webhooks: { ...real.webhooks, purge: async before => { cutoffs.push(before); return await real.webhooks.purge(before) } }
+  }
+  const app = await buildTestApp(t, { store, env: { ...ALLOW, WEBHOOK_RETENTION: '3d' } })
+  await app.ready()
+  for (let waited = 0; cutoffs.length === 0 && waited < 5000; waited += 20) await new Promise(resolve => setTimeout(resolve, 20))
+  t.equal(cutoffs.length, 1, 'purged once at start, then hourly')
+  t.ok(Math.abs(Date.parse(cutoffs[0]!) - (Date.now() - 3 * 86_400_000)) < 60_000, `cut-off ${cutoffs[0]!} is three days ago`)
 })
 
 t.test('the OpenAPI document describes every event, and what is sent matches it', async t => {
