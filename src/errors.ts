@@ -44,6 +44,7 @@ export const UnsupportedMediaType = define('RSY_ERR_MEDIA_TYPE_UNSUPPORTED', 415
 // Resources
 export const ResourceNotFound = define('RSY_ERR_RESOURCE_NOT_FOUND', 404, 'not-found', 'Not Found', '%s')
 export const UniqueViolation = define('RSY_ERR_RESOURCE_CONFLICT', 409, 'unique-violation', 'A unique field is already taken', '%s')
+export const DeliveryNotResendable = define('RSY_ERR_DELIVERY_NOT_RESENDABLE', 409, 'delivery-not-resendable', 'The delivery cannot be resent now', '%s')
 export const StillReferenced = define('RSY_ERR_RESOURCE_REFERENCED', 409, 'still-referenced', 'Resource is still referenced', '%s')
 
 // Authentication and authorization

@@ -77,7 +77,15 @@ export interface WebhookStore {
   attempts (webhookId: number, limit: number): Promise<AttemptRecord[]>
   /** Forgets attempts, finished deliveries and their events older than `before`; how many attempts went. */
   purge (before: string): Promise<number>
+  /**
+   * Schedules a finished delivery (succeeded or failed) of one event to one
+   * subscription again, due at `now`. Why not, otherwise: no such delivery,
+   * already pending, or the subscription is disabled.
+   */
+  resend (webhookId: number, eventId: string, now: string): Promise<ResendOutcome>
 }
+
+export type ResendOutcome = { readonly scheduled: true } | { readonly scheduled: false, readonly reason: 'missing' | 'pending' | 'disabled', readonly nextAttemptAt?: string }
 
 export async function createWebhookTables (trx: Transaction<Database>, dialect: Dialect): Promise<void> {
   const id = dialect.columnType('id')
@@ -320,6 +328,18 @@ export function webhookStore (writer: Writer): WebhookStore {
           .where(eb => eb.not(eb.exists(eb.selectFrom(DELIVERIES_TABLE).select('id').whereRef(`${DELIVERIES_TABLE}.eventId`, '=', `${EVENTS_TABLE}.id`))))
           .execute()
         return Number(attempts.numDeletedRows ?? 0n)
+      })
+    },
+
+    async resend (webhookId, eventId, now) {
+      return await writer.run(async w => {
+        const subscription = await w.selectFrom(WEBHOOKS_TABLE).select('disabledAt').where('id', '=', webhookId).executeTakeFirst()
+        const delivery = await w.selectFrom(DELIVERIES_TABLE).select(['id', 'status', 'nextAttemptAt']).where('webhookId', '=', webhookId).where('eventId', '=', eventId).executeTakeFirst()
+        if (subscription === undefined || delivery === undefined) return { scheduled: false, reason: 'missing' }
+        if (subscription.disabledAt !== null) return { scheduled: false, reason: 'disabled' }
+        if (delivery.status === 'pending') return { scheduled: false, reason: 'pending', nextAttemptAt: String(delivery.nextAttemptAt) }
+        await w.updateTable(DELIVERIES_TABLE).set({ status: 'pending', nextAttemptAt: now, lockedUntil: null }).where('id', '=', delivery.id).execute()
+        return { scheduled: true }
       })
     },
 

@@ -5,7 +5,7 @@
 import { Type, type Static } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
 import { adminConfig, adminOperation, adminWriteConfig, credentialRoutes } from '../auth/admin-routes.js'
-import { invalid, ResourceNotFound } from '../errors.js'
+import { DeliveryNotResendable, invalid, ResourceNotFound } from '../errors.js'
 import { Id } from '../resources/derive.js'
 import { jsonResponse, problemResponses } from '../resources/responses.js'
 import type { AttemptRecord, Subscription } from '../store/webhooks.js'
@@ -116,5 +116,24 @@ export async function webhookRoutes (app: FastifyInstance, { collections, allowP
     const { limit } = request.query as { limit: number }
     if (!(await store.list()).some(subscription => subscription.id === id)) throw new ResourceNotFound(`no webhook subscription with id ${id}`)
     return (await store.attempts(id, limit)).map(attemptView)
+  })
+
+  app.post('/webhooks/:id/deliveries/:eventId/resend', {
+    config: adminWriteConfig,
+    schema: adminOperation('webhooks', 'resendWebhookDelivery', 'Send an event to a subscription again', {
+      description: 'Schedules a finished delivery (succeeded, or failed after its retries) of the event again, with the same `webhook-id` and body, freshly signed. It is sent within `WEBHOOK_POLL_MS`; if it fails and the event is more than 25 h old, it is not retried.',
+      params: Type.Object({ id: Id, eventId: Type.String({ pattern: '^msg_[0-9a-f]{32}$', description: 'The event\'s id, as `eventId` in the delivery attempts.' }) }, { additionalProperties: false }),
+      response: { 202: { description: 'Scheduled; the attempt will appear in the deliveries.', type: 'null' }, ...problemResponses([400, 401, 403, 404, 409, 429]) }
+    })
+  }, async function resendDelivery (request, reply) {
+    const { id, eventId } = request.params as { id: number, eventId: string }
+    const outcome = await store.resend(id, eventId, new Date().toISOString())
+    if (!outcome.scheduled) {
+      if (outcome.reason === 'missing') throw new ResourceNotFound(`webhook subscription ${id} has no delivery of event ${eventId}`)
+      throw new DeliveryNotResendable(outcome.reason === 'disabled'
+        ? `webhook subscription ${id} is disabled (its receiver answered 410 Gone); subscribe again to receive events`
+        : `the delivery of ${eventId} is already scheduled (next attempt at ${outcome.nextAttemptAt ?? 'once due'})`)
+    }
+    return await reply.code(202).send()
   })
 }

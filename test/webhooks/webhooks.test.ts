@@ -255,6 +255,45 @@ t.test('cascades are followed down every level, however many records they take',
   t.same(events.filter(event => event.type === 'cards.deleted').map(event => event.data.id).sort((a, b) => a - b), cardIds)
 })
 
+t.test('a finished delivery can be sent again, the same event freshly signed; not one still pending, nor to a disabled subscription', async t => {
+  const app = await buildTestApp(t, { env: ALLOW })
+  const hook = await receiver(t)
+  const subscription = await subscribe(app, hook.url, ['projects.created'])
+  await createProject(app, { name: 'resent' })
+  const [first] = await hook.count(1)
+  const eventId = first!.headers['webhook-id'] as string
+  await attemptsOf(app, subscription.id, 1)
+  const resendUrl = (id: unknown, event: string): string => `/v1/webhooks/${String(id)}/deliveries/${event}/resend`
+
+  const resent = await app.inject({ method: 'POST', url: resendUrl(subscription.id, eventId) })
+  t.equal(resent.statusCode, 202)
+  t.equal(resent.body, '')
+  const again = (await hook.count(2))[1]!
+  t.equal(again.headers['webhook-id'], eventId, 'the same event id, so receivers can tell a repeat')
+  t.equal(again.body, first!.body)
+  t.ok(verify(subscription.secret as string, again), 'signed afresh')
+  const attempts = await attemptsOf(app, subscription.id, 2)
+  t.same(attempts.map(attempt => [attempt.attempt, attempt.outcome]), [[2, 'succeeded'], [1, 'succeeded']])
+
+  assertProblem(t, await app.inject({ method: 'POST', url: resendUrl(subscription.id, 'msg_00000000000000000000000000000000') }), 404)
+  assertProblem(t, await app.inject({ method: 'POST', url: resendUrl(999, eventId) }), 404)
+  t.same(pointers(assertProblem(t, await app.inject({ method: 'POST', url: resendUrl(subscription.id, 'nope') }), 400)), ['/eventId'])
+
+  const failing = await receiver(t, [{ status: 503 }])
+  const retrying = await subscribe(app, failing.url, ['projects.created'])
+  const gone = await receiver(t, [{ status: 410 }])
+  const disabled = await subscribe(app, gone.url, ['projects.created'])
+  await createProject(app, { name: 'unlucky' })
+  const [failed] = await failing.count(1)
+  const [refused] = await gone.count(1)
+  await attemptsOf(app, retrying.id, 1)
+  await attemptsOf(app, disabled.id, 1)
+  const pending = assertProblem(t, await app.inject({ method: 'POST', url: resendUrl(retrying.id, failed!.headers['webhook-id'] as string) }), 409, 'delivery-not-resendable')
+  t.match(pending.detail, /already scheduled/)
+  const off = assertProblem(t, await app.inject({ method: 'POST', url: resendUrl(disabled.id, refused!.headers['webhook-id'] as string) }), 409, 'delivery-not-resendable')
+  t.match(off.detail, /disabled/)
+})
+
 t.test('the dispatcher purges history older than WEBHOOK_RETENTION', async t => {
   const real = await openStore(buildModel(resources), await testStoreOptions(t))
   const cutoffs: string[] = []
