@@ -47,5 +47,5 @@ export interface Dialect {
    * or another; read before a query, it tells whether that query's earlier
    * answer still holds. Undefined where the database offers no cheap way.
    */
-  changeStamp? (): string
+  changeStamp? (): string | Promise<string>
 }

@@ -4,7 +4,7 @@
  * by code point exactly as on SQLite, whatever the server's collation; `like`
  * folds case with ICU so it matches beyond ASCII, also as on SQLite.
  */
-import { Kysely, PostgresDialect, sql, type SqlBool } from 'kysely'
+import { CompiledQuery, Kysely, PostgresDialect, sql, type SqlBool } from 'kysely'
 import pg from 'pg'
 import { directWriter } from './group-commit.js'
 import type { ConstraintViolation, Database, Dialect } from './dialect.js'
@@ -35,6 +35,13 @@ const INT8 = 20
 const types = {
   getTypeParser: ((oid: number, format?: string) => oid === INT8 ? (value: string) => Number(value) : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser
 }
+
+/**
+ * Which transactions have finished, as of now (xmin:xmax:in-progress list):
+ * equal texts mean no transaction committed in between, from any process, so
+ * an answer computed after the first read still holds. PostgreSQL 13+.
+ */
+const SNAPSHOT = CompiledQuery.raw('select pg_current_snapshot()::text as stamp')
 
 const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', '57P01', '57P02', '57P03', '53300'])
 
@@ -101,6 +108,10 @@ export function openPostgres (options: PostgresOptions): Dialect {
     async indexNames (executor) {
       const result = await sql<{ name: string }>`select indexname as name from pg_indexes where schemaname = current_schema()`.execute(executor)
       return new Set(result.rows.map(row => row.name))
+    },
+    async changeStamp () {
+      const { rows } = await db.executeQuery<{ stamp: string }>(SNAPSHOT)
+      return rows[0]!.stamp
     },
     async lockMigrations (executor) {
       // Held until the migration transaction ends: a second process waits, then finds nothing to do.

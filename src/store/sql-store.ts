@@ -355,7 +355,7 @@ export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs 
 
     async count (resource: Resource, where: readonly Condition[]): Promise<number> {
       // Read before counting: a write in between makes the stamp stale, never the count.
-      const stamp = dialect.changeStamp?.()
+      const stamp = await Promise.resolve(dialect.changeStamp?.()).catch(rethrow)
       const key = `${resource.collection} ${JSON.stringify(where)}`
       const known = stamp === undefined ? undefined : counts.get(key, stamp)
       if (known !== undefined) return known
