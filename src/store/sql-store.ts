@@ -333,9 +333,13 @@ export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs 
         let select = db.selectFrom(resource.collection).selectAll()
         if (where.length > 0) select = select.where(conditions)
         if (keyset !== undefined) select = select.where(after(resource, orderBy, keyset))
+        const nullableColumns = nullable.get(resource.collection)
         for (const key of orderBy) {
           columnKind(resource, key.field)
-          select = select.orderBy(key.field, order => key.direction === 'asc' ? order.asc().nullsLast() : order.desc().nullsLast())
+          // NULLS LAST only where a value can be missing: on a NOT NULL column it would keep PostgreSQL from reading a descending order off the index.
+          select = nullableColumns?.has(key.field) === true
+            ? select.orderBy(key.field, order => key.direction === 'asc' ? order.asc().nullsLast() : order.desc().nullsLast())
+            : select.orderBy(key.field, key.direction)
         }
         return select.limit(limit as number).offset(offset as number)
       }

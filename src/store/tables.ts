@@ -52,16 +52,21 @@ function indexes (resource: Resource): IndexSpec[] {
   const table = resource.collection
   const result: IndexSpec[] = []
   const seen = new Set<string>()
-  const add = (column: string, unique: boolean): void => {
-    if (seen.has(column)) return
-    seen.add(column)
-    result.push({ name: `${table}_${column}_${unique ? 'key' : 'idx'}`, columns: [column], unique })
+  const add = (columns: readonly string[], unique: boolean): void => {
+    const name = `${table}_${columns.join('_')}_${unique ? 'key' : 'idx'}`
+    if (seen.has(name)) return
+    seen.add(name)
+    result.push({ name, columns, unique })
   }
   const definition = resource.definition
-  for (const column of definition.unique) add(column, true)
-  for (const link of resource.parents) add(link.foreignKey, false)
-  if (resource.owner !== undefined) add(resource.owner, false)
-  for (const column of [...definition.sortable, ...definition.filterable]) add(column, false)
+  for (const column of definition.unique) add([column], true)
+  // A sort is by the key and then by id: an index in that order serves the ORDER BY … LIMIT of a page
+  // on PostgreSQL too (SQLite's indexes end in the rowid anyway), and filters on the key as well.
+  const sorted = new Set(definition.sortable)
+  for (const column of definition.sortable) add([column, 'id'], false)
+  for (const link of resource.parents) if (!sorted.has(link.foreignKey)) add([link.foreignKey], false)
+  if (resource.owner !== undefined && !sorted.has(resource.owner)) add([resource.owner], false)
+  for (const column of definition.filterable) if (!sorted.has(column)) add([column], false)
   return result
 }
 
