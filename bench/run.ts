@@ -8,7 +8,7 @@
  * when taskset exists.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
-import { mkdtempSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -216,6 +216,8 @@ async function main (): Promise<void> {
     server.child.kill('SIGTERM')
   }
   hello.child.kill()
+  // The seeded databases (about 1 GB with the 1M one and the bare insert's WAL) go with the run.
+  rmSync(dir, { recursive: true, force: true })
   // Growth compares the ratios, not req/s: minutes apart, the machine's own speed has drifted.
   for (const name of ['GET list of 20 + X-Total-Count', 'GET filtered + sorted list', 'GET deep position by cursor']) {
     const small = results[`${name} [100k]`]
