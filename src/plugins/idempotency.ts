@@ -8,7 +8,7 @@
  * runs again. A create marks the key with its record in its own transaction,
  * so a retry after a crash that lost the response answers with that record.
  */
-import { createHash } from 'node:crypto'
+import { hash } from 'node:crypto'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { IdempotencyInProgress, IdempotencyKeyReused, invalid } from '../errors.js'
@@ -42,7 +42,7 @@ const REPLAYED_HEADERS = ['content-type', 'location', 'etag', 'last-modified', '
 
 /** What makes two requests "the same" under one key: method, URL and parsed body. */
 export function requestFingerprint (method: string, url: string, body: unknown): string {
-  return createHash('sha256').update(`${method} ${url}\n${JSON.stringify(body ?? null)}`).digest('base64url')
+  return hash('sha256', `${method} ${url}\n${JSON.stringify(body ?? null)}`, 'base64url')
 }
 
 async function idempotency (app: FastifyInstance): Promise<void> {

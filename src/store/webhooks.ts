@@ -5,7 +5,7 @@
  * which order as text the way they order in time, on every dialect.
  */
 import { randomUUID } from 'node:crypto'
-import { sql, type Compilable, type Kysely, type Transaction } from 'kysely'
+import { sql, type Compilable, type ExpressionBuilder, type Kysely, type Transaction } from 'kysely'
 import type { Database, Dialect } from './dialect.js'
 import type { Writer } from './group-commit.js'
 
@@ -190,6 +190,8 @@ export function outboxInsert (executor: Kysely<Database>, values: readonly unkno
 
 /** Rows per outbox insert of many events: 6 values each, far under every driver's bound-parameter limit. */
 const EVENTS_PER_INSERT = 200
+/** Rows per insert of new deliveries: 6 values each, as above. */
+const DELIVERIES_PER_INSERT = 1000
 
 /** Whether some subscription is active: inside a write's transaction, whether its events are wanted. */
 export async function anySubscription (executor: Kysely<Database>): Promise<boolean> {
@@ -209,8 +211,9 @@ export async function addEvents (executor: Kysely<Database>, collection: string,
 
 export function webhookStore (writer: Writer): WebhookStore {
   const { db } = writer
+  /** Deliveries no process holds: never claimed, or their claim's lock ran out. */
+  const unlocked = (now: string) => (eb: ExpressionBuilder<Database, string>) => eb.or([eb('lockedUntil', 'is', null), eb('lockedUntil', '<', now)])
   return {
-
     async create (subscription) {
       const row = await db.insertInto(WEBHOOKS_TABLE)
         .values({ url: subscription.url, events: JSON.stringify(subscription.events), secret: subscription.secret, createdAt: new Date().toISOString() })
@@ -235,20 +238,21 @@ export function webhookStore (writer: Writer): WebhookStore {
         const events = await w.selectFrom(EVENTS_TABLE).selectAll().where('fannedOut', '=', 0).orderBy('createdAt').limit(limit).execute()
         if (events.length === 0) return 0
         const subscriptions = (await w.selectFrom(WEBHOOKS_TABLE).selectAll().where('disabledAt', 'is', null).execute()).map(subscriptionOf)
+        // Claimed by one conditional update, so two processes never fan out the same event.
+        const claimed = new Set((await w.updateTable(EVENTS_TABLE).set({ fannedOut: 1 })
+          .where('id', 'in', events.map(event => event.id)).where('fannedOut', '=', 0)
+          .returning('id').execute()).map(row => String(row.id)))
         const now = new Date().toISOString()
-        for (const event of events) {
-          // Claimed by the update, so two processes never fan out the same event.
-          const claimed = await w.updateTable(EVENTS_TABLE).set({ fannedOut: 1 }).where('id', '=', event.id).where('fannedOut', '=', 0).executeTakeFirst()
-          if ((claimed.numUpdatedRows ?? 0n) === 0n) continue
+        const deliveries = []
+        const unwanted = []
+        for (const event of events.filter(candidate => claimed.has(String(candidate.id)))) {
           const targets = subscriptions.filter(subscription => matches(subscription, String(event.type)))
-          if (targets.length === 0) {
-            await w.deleteFrom(EVENTS_TABLE).where('id', '=', event.id).execute()
-            continue
-          }
-          await w.insertInto(DELIVERIES_TABLE)
-            .values(targets.map(subscription => ({ webhookId: subscription.id, eventId: event.id, status: 'pending', attempts: 0, nextAttemptAt: now, createdAt: now })))
-            .execute()
+          if (targets.length === 0) unwanted.push(event.id)
+          for (const subscription of targets) deliveries.push({ webhookId: subscription.id, eventId: event.id, status: 'pending', attempts: 0, nextAttemptAt: now, createdAt: now })
         }
+        if (unwanted.length > 0) await w.deleteFrom(EVENTS_TABLE).where('id', 'in', unwanted).execute()
+        // In slices: many events times many subscriptions would pass SQLite's limit on bound values.
+        for (let i = 0; i < deliveries.length; i += DELIVERIES_PER_INSERT) await w.insertInto(DELIVERIES_TABLE).values(deliveries.slice(i, i + DELIVERIES_PER_INSERT)).execute()
         return events.length
       })
     },
@@ -256,14 +260,12 @@ export function webhookStore (writer: Writer): WebhookStore {
     async claimDue (now, lockedUntil, limit) {
       return await writer.run(async w => {
         const due = await w.selectFrom(DELIVERIES_TABLE).selectAll()
-          .where('status', '=', 'pending').where('nextAttemptAt', '<=', now)
-          .where(eb => eb.or([eb('lockedUntil', 'is', null), eb('lockedUntil', '<', now)]))
+          .where('status', '=', 'pending').where('nextAttemptAt', '<=', now).where(unlocked(now))
           .orderBy('nextAttemptAt').limit(limit).execute()
         if (due.length === 0) return []
         // One conditional update claims them all; another process may have taken some since the select.
         const taken = await w.updateTable(DELIVERIES_TABLE).set({ lockedUntil })
-          .where('id', 'in', due.map(delivery => delivery.id)).where('status', '=', 'pending')
-          .where(eb => eb.or([eb('lockedUntil', 'is', null), eb('lockedUntil', '<', now)]))
+          .where('id', 'in', due.map(delivery => delivery.id)).where('status', '=', 'pending').where(unlocked(now))
           .returning('id').execute()
         if (taken.length === 0) return []
         const ours = new Set(taken.map(row => Number(row.id)))
