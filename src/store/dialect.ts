@@ -5,7 +5,7 @@
  */
 import type { ColumnDataType, ColumnDefinitionBuilder, Expression, Kysely, SqlBool } from 'kysely'
 import type { Writer } from './group-commit.js'
-import type { ColumnKind, ExistingColumn } from './tables.js'
+import type { ColumnKind, ExistingColumn, IndexTraits } from './tables.js'
 
 /** Tables and columns come from the definitions, so the database is typed loosely. */
 export type Database = Record<string, Record<string, unknown>>
@@ -18,7 +18,7 @@ export type ConstraintViolation =
   | { readonly kind: 'foreign-key' }
   | { readonly kind: 'unavailable' }
 
-export interface Dialect {
+export interface Dialect extends IndexTraits {
   readonly name: 'sqlite' | 'postgres'
   /** Reads (and, where the writer has no connection of its own, everything). */
   readonly db: Kysely<Database>

@@ -63,6 +63,7 @@ export function openPostgres (options: PostgresOptions): Dialect {
 
   return {
     name: 'postgres',
+    descendingNullsLastNeedsIndex: true,
     db,
     // PostgreSQL groups concurrent commits into shared WAL flushes itself.
     writer: directWriter(db),

@@ -48,7 +48,7 @@ export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs 
   const enqueuedListeners: Array<() => void> = []
   const templated = queryTemplates()
   const counts = stampedCache<number>()
-  const specs = new Map(model.resources.map(resource => [resource.collection, tableSpec(model, resource)]))
+  const specs = new Map(model.resources.map(resource => [resource.collection, tableSpec(model, resource, dialect)]))
   const kinds = new Map([...specs].map(([table, spec]) => [table, new Map(spec.columns.map(column => [column.name, column.kind]))]))
   const nullable = new Map([...specs].map(([table, spec]) => [table, new Set(spec.columns.filter(column => !column.notNull).map(column => column.name))]))
 
@@ -294,7 +294,10 @@ export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs 
         const before = await dialect.indexNames(trx)
         for (const { table, index } of plan.indexes) {
           if (before.has(index.name)) continue
-          let builder = trx.schema.createIndex(index.name).ifNotExists().on(table).columns([...index.columns])
+          const create = trx.schema.createIndex(index.name).ifNotExists().on(table)
+          let builder = index.descending === true
+            ? create.expression(sql.join(index.columns.map((column, i) => i === 0 ? sql`${sql.ref(column)} desc nulls last` : sql`${sql.ref(column)} desc`)))
+            : create.columns([...index.columns])
           if (index.unique) builder = builder.unique()
           await builder.execute()
           applied.push(`create ${index.unique ? 'unique ' : ''}index ${index.name}`)

@@ -122,6 +122,7 @@ export function openSqlite (options: SqliteOptions): Dialect {
 
   return {
     name: 'sqlite',
+    descendingNullsLastNeedsIndex: false,
     db,
     writer: groupCommitWriter(writing),
     columnType: kind => TYPES[kind],

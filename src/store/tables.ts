@@ -5,6 +5,7 @@
  */
 import type { FieldKind, Model, Resource } from '../resources/model.js'
 import type { OnDelete } from '../resources/define.js'
+import { sortKeys } from '../resources/query-schema.js'
 
 export type ColumnKind = FieldKind | 'id' | 'timestamp'
 
@@ -21,6 +22,21 @@ export interface IndexSpec {
   readonly name: string
   readonly columns: readonly string[]
   readonly unique: boolean
+  /**
+   * Every column DESC, the first one NULLS LAST: the order of a descending
+   * sort by a column that can be missing, ties broken by the (never missing) id.
+   */
+  readonly descending?: boolean
+}
+
+/** What a database's indexes can and cannot serve, as far as deriving them goes. */
+export interface IndexTraits {
+  /**
+   * Whether `ORDER BY x DESC NULLS LAST` needs an index of its own: PostgreSQL
+   * reads an ascending index backwards only as DESC NULLS FIRST; SQLite's
+   * planner reads the non-null range and then the nulls from the ascending one.
+   */
+  readonly descendingNullsLastNeedsIndex: boolean
 }
 
 export interface TableSpec {
@@ -48,29 +64,34 @@ function fieldColumns (model: Model, resource: Resource): ColumnSpec[] {
   return columns
 }
 
-function indexes (resource: Resource): IndexSpec[] {
+function indexes (resource: Resource, nullable: ReadonlySet<string>, traits: IndexTraits): IndexSpec[] {
   const table = resource.collection
   const result: IndexSpec[] = []
   const seen = new Set<string>()
-  const add = (columns: readonly string[], unique: boolean): void => {
-    const name = `${table}_${columns.join('_')}_${unique ? 'key' : 'idx'}`
+  const add = (columns: readonly string[], unique: boolean, descending = false): void => {
+    const name = `${table}_${columns.join('_')}_${descending ? 'desc_' : ''}${unique ? 'key' : 'idx'}`
     if (seen.has(name)) return
     seen.add(name)
-    result.push({ name, columns, unique })
+    result.push({ name, columns, unique, ...(descending ? { descending } : {}) })
   }
   const definition = resource.definition
   for (const column of definition.unique) add([column], true)
   // A sort is by the key and then by id: an index in that order serves the ORDER BY … LIMIT of a page
   // on PostgreSQL too (SQLite's indexes end in the rowid anyway), and filters on the key as well.
-  const sorted = new Set(definition.sortable)
-  for (const column of definition.sortable) add([column, 'id'], false)
+  // Every key a client may sort by has one (name and the timestamps included): without it a page
+  // sorts the whole table, which on SQLite holds up every other request while it runs.
+  const sorted = new Set(sortKeys(resource).filter(column => column !== 'id'))
+  for (const column of sorted) {
+    add([column, 'id'], false)
+    if (nullable.has(column) && traits.descendingNullsLastNeedsIndex) add([column, 'id'], false, true)
+  }
   for (const link of resource.parents) if (!sorted.has(link.foreignKey)) add([link.foreignKey], false)
   if (resource.owner !== undefined && !sorted.has(resource.owner)) add([resource.owner], false)
   for (const column of definition.filterable) if (!sorted.has(column)) add([column], false)
   return result
 }
 
-export function tableSpec (model: Model, resource: Resource): TableSpec {
+export function tableSpec (model: Model, resource: Resource, traits: IndexTraits): TableSpec {
   const columns: ColumnSpec[] = [
     { name: 'id', kind: 'id', notNull: true },
     { name: 'version', kind: 'integer', notNull: true, default: 1 },
@@ -79,7 +100,8 @@ export function tableSpec (model: Model, resource: Resource): TableSpec {
     ...(resource.owner === undefined ? [] : [{ name: resource.owner, kind: 'string' as const, notNull: false }]),
     ...fieldColumns(model, resource)
   ]
-  return { name: resource.collection, columns, indexes: indexes(resource) }
+  const nullable = new Set(columns.filter(column => !column.notNull).map(column => column.name))
+  return { name: resource.collection, columns, indexes: indexes(resource, nullable, traits) }
 }
 
 /** What the database has now, as far as the plan needs to know. */
