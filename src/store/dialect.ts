@@ -23,6 +23,8 @@ export interface Dialect extends IndexTraits {
   /** Reads (and, where the writer has no connection of its own, everything). */
   readonly db: Kysely<Database>
   readonly writer: Writer
+  /** Whether write jobs run one at a time (SQLite's single writer): none can interleave with another, so none needs row locks. */
+  readonly writesOneAtATime: boolean
   columnType (kind: ColumnKind): DataTypeExpression
   /** Adds the primary-key behaviour of `id` (auto-increment / identity). */
   idColumn (column: ColumnDefinitionBuilder): ColumnDefinitionBuilder

@@ -64,6 +64,7 @@ export function openPostgres (options: PostgresOptions): Dialect {
   return {
     name: 'postgres',
     descendingNullsLastNeedsIndex: true,
+    writesOneAtATime: false,
     db,
     // PostgreSQL groups concurrent commits into shared WAL flushes itself.
     writer: directWriter(db),

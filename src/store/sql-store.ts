@@ -4,37 +4,29 @@
  * every value is a bound parameter.
  */
 import { randomBytes } from 'node:crypto'
-import { sql, type Compilable, type Kysely, type CompiledQuery, type Expression, type ExpressionBuilder, type SqlBool, type Transaction } from 'kysely'
+import { sql, type Compilable, type Kysely, type CompiledQuery } from 'kysely'
 import { IdempotencyInProgress, invalid, StillReferenced, StoreUnavailable, UniqueViolation } from '../errors.js'
 import type { Condition } from '../resources/define.js'
 import type { Model, Resource } from '../resources/model.js'
 import { cachingApiKeys } from './api-key-cache.js'
 import { cascadedIds, cascades } from './cascade.js'
-import { createCredentialTables, credentialStore } from './credentials.js'
+import { credentialStore } from './credentials.js'
 import type { Database, Dialect } from './dialect.js'
-import { createIdempotencyTable, idempotencyStore, markCreated } from './idempotency.js'
+import { idempotencyStore, markCreated } from './idempotency.js'
 import { queryTemplates } from './query-templates.js'
-import { addEvents, anySubscription, createWebhookTables, eventValues, outboxInsert, webhookStore, type EventKind } from './webhooks.js'
+import { addEvents, anySubscription, eventValues, outboxInsert, webhookStore, type EventKind } from './webhooks.js'
 import { stampedCache } from './stamped-cache.js'
-import { MigrationRefused, type Edit, type InsertOptions, type ListQuery, type MigrationReport, type SortKey, type Store, type StoredRecord, type WriteMiss, type WriteOptions } from './store.js'
-import { MIGRATIONS_TABLE, SECRETS_TABLE, planMigration, tableSpec, type ColumnKind, type ColumnSpec, type TableSpec } from './tables.js'
-
-type Row = Record<string, unknown>
-type Builder = ExpressionBuilder<Database, string>
-
-// `ne` keeps rows without a value: "assignee is not bob" includes tasks nobody is assigned to.
-const COMPARISONS = { eq: '=', ne: 'is distinct from', lt: '<', lte: '<=', gt: '>', gte: '>=' } as const
+import type { Edit, InsertOptions, ListQuery, MigrationReport, Store, StoredRecord, WriteMiss, WriteOptions } from './store.js'
+import { conditionSql, COMPARISONS, type Where } from './conditions.js'
+import { rowCodec, type Row } from './row-codec.js'
+import { migrateSchema } from './schema-migration.js'
+import { SECRETS_TABLE, tableSpec } from './tables.js'
 
 /** `{ column: value }` for columns and the values at the same positions. */
 function namedSlots (columns: readonly string[], values: readonly unknown[]): Row {
   const row: Row = {}
   columns.forEach((column, i) => { row[column] = values[i] })
   return row
-}
-
-/** `*` is the only wildcard; `%`, `_` and the escape character itself match literally. */
-export function likePattern (value: string): string {
-  return value.replace(/[\\%_]/g, match => `\\${match}`).replace(/\*/g, '%')
 }
 
 export interface SqlStoreOptions {
@@ -49,55 +41,8 @@ export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs 
   const templated = queryTemplates()
   const counts = stampedCache<number>()
   const specs = new Map(model.resources.map(resource => [resource.collection, tableSpec(model, resource, dialect)]))
-  const kinds = new Map([...specs].map(([table, spec]) => [table, new Map(spec.columns.map(column => [column.name, column.kind]))]))
-  const nullable = new Map([...specs].map(([table, spec]) => [table, new Set(spec.columns.filter(column => !column.notNull).map(column => column.name))]))
-
-  function columnKind (resource: Resource, column: string): ColumnKind {
-    const kind = kinds.get(resource.collection)?.get(column)
-    // Only names from the definitions get here; anything else is a bug, never SQL.
-    if (kind === undefined) throw new Error(`${resource.collection} has no column ${column}`)
-    return kind
-  }
-
-  function decode (resource: Resource, row: Row): StoredRecord {
-    const values: Record<string, unknown> = {}
-    for (const field of resource.fields.keys()) {
-      const value = dialect.decode(columnKind(resource, field), row[field])
-      if (value !== undefined) values[field] = value
-    }
-    if (resource.owner !== undefined && row[resource.owner] !== null && row[resource.owner] !== undefined) {
-      values[resource.owner] = row[resource.owner]
-    }
-    return {
-      id: Number(row.id),
-      version: Number(row.version),
-      createdAt: dialect.decode('timestamp', row.createdAt) as string,
-      updatedAt: dialect.decode('timestamp', row.updatedAt) as string,
-      values
-    }
-  }
-
-  function encodeFields (resource: Resource, values: Readonly<Record<string, unknown>>): Row {
-    const row: Row = {}
-    for (const field of resource.fields.keys()) row[field] = dialect.encode(columnKind(resource, field), values[field])
-    if (resource.owner !== undefined && values[resource.owner] !== undefined) row[resource.owner] = values[resource.owner]
-    return row
-  }
-
-  function condition (resource: Resource, eb: Builder, { field, op, value }: Condition): Expression<SqlBool> {
-    const kind = columnKind(resource, field)
-    const column = eb.ref(field)
-    if (op === 'in') {
-      const list = (value as unknown[]).map(item => dialect.encode(kind, item))
-      return eb(column, 'in', list)
-    }
-    if (op === 'like') return dialect.like(column, likePattern(String(value)))
-    return eb(column, COMPARISONS[op], dialect.encode(kind, value))
-  }
-
-  function matching (resource: Resource, conditions: readonly Condition[]) {
-    return (eb: Builder) => eb.and(conditions.map(item => condition(resource, eb, item)))
-  }
+  const codec = rowCodec(dialect, specs)
+  const { matching, after } = conditionSql(dialect, codec)
 
   /**
    * A query on the rows matching `conditions`, compiled once per shape when
@@ -107,10 +52,10 @@ export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs 
    */
   function compileMatching (
     resource: Resource, shape: string, conditions: readonly Condition[], leading: readonly unknown[],
-    build: (values: readonly unknown[], where: (eb: Builder) => Expression<SqlBool>) => Compilable
+    build: (values: readonly unknown[], where: Where) => Compilable
   ): CompiledQuery {
     if (!conditions.every(item => item.op === 'eq')) return build(leading, matching(resource, conditions)).compile()
-    const values = [...leading, ...conditions.map(item => dialect.encode(columnKind(resource, item.field), item.value))]
+    const values = [...leading, ...conditions.map(item => codec.encode(resource, item.field, item.value))]
     return templated(`${shape} where ${conditions.map(item => item.field).join(' ')}`, values,
       slots => build(slots, eb => eb.and(conditions.map((item, i) => eb(eb.ref(item.field), '=', slots[leading.length + i])))))
   }
@@ -144,12 +89,12 @@ export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs 
   }
 
   /**
-   * What deleting `id` will take with it. Elsewhere than SQLite (one writer at
-   * a time) the record is locked first: a child added concurrently would
-   * otherwise be cascaded without being seen here, so without an event.
+   * What deleting `id` will take with it. Where writes can interleave, the
+   * record is locked first: a child added concurrently would otherwise be
+   * cascaded without being seen here, so without an event.
    */
   async function cascadedDeletes (w: Kysely<Database>, resource: Resource, id: number): Promise<Map<string, number[]>> {
-    if (dialect.name !== 'sqlite') await w.selectFrom(resource.collection).select('id').where('id', '=', id).forUpdate().execute()
+    if (!dialect.writesOneAtATime) await w.selectFrom(resource.collection).select('id').where('id', '=', id).forUpdate().execute()
     return await cascadedIds(w, model, resource, id)
   }
 
@@ -164,34 +109,6 @@ export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs 
 
   function selectById (executor: Kysely<Database>, resource: Resource, id: number, options?: WriteOptions): CompiledQuery {
     return compileMatching(resource, `get ${resource.collection}`, byId(id, options), [], (_, where) => executor.selectFrom(resource.collection).selectAll().where(where))
-  }
-
-  /**
-   * Rows strictly after a keyset position, under an order where missing values
-   * sort last in either direction: (k1 beyond v1) OR (k1 = v1 AND k2 beyond v2) …
-   * The values are already encoded (or stand-ins for them); which are missing
-   * decides the shape of the condition.
-   */
-  function after (resource: Resource, orderBy: readonly SortKey[], values: readonly unknown[]) {
-    return (eb: Builder): Expression<SqlBool> => {
-      const branches: Array<Expression<SqlBool>> = []
-      for (let i = 0; i < orderBy.length; i++) {
-        const { field, direction } = orderBy[i]!
-        const value = values[i]
-        // Nothing sorts after a missing value but other missing values, which the next key orders.
-        if (value === null || value === undefined) continue
-        const ahead = eb(eb.ref(field), direction === 'asc' ? '>' : '<', value)
-        const beyond = nullable.get(resource.collection)?.has(field) === true ? eb.or([ahead, eb(eb.ref(field), 'is', null)]) : ahead
-        const equalBefore = orderBy.slice(0, i).map(({ field: previous }, j) => {
-          const earlier = values[j]
-          return earlier === null || earlier === undefined
-            ? eb(eb.ref(previous), 'is', null)
-            : eb(eb.ref(previous), '=', earlier)
-        })
-        branches.push(eb.and([...equalBefore, beyond]))
-      }
-      return branches.length === 0 ? sql<SqlBool>`1 = 0` : eb.or(branches)
-    }
   }
 
   function rethrow (error: unknown): never {
@@ -234,23 +151,6 @@ export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs 
     throw new StillReferenced(`this ${resource.singular} is still referenced by ${holders.join(' and ') || 'other records'}; delete or move them first`)
   }
 
-  function columnDefinition (spec: ColumnSpec) {
-    return (column: Parameters<Dialect['idColumn']>[0]) => {
-      let built = spec.kind === 'id' ? dialect.idColumn(column) : column
-      if (spec.notNull && spec.kind !== 'id') built = built.notNull()
-      if (spec.default !== undefined) built = built.defaultTo(dialect.encode(spec.kind, spec.default))
-      if (spec.references !== undefined) built = built.references(`${spec.references.table}.id`).onDelete(spec.references.onDelete)
-      return built
-    }
-  }
-
-  async function createTable (trx: Transaction<Database>, spec: TableSpec): Promise<string> {
-    let builder = trx.schema.createTable(spec.name)
-    for (const column of spec.columns) builder = builder.addColumn(column.name, dialect.columnType(column.kind), columnDefinition(column))
-    await builder.execute()
-    return `create table ${spec.name}`
-  }
-
   /** Every method of a sub-store, with connectivity failures turned into 503s like the rest. */
   function guarded<T extends object> (target: T): T {
     const wrapped: Record<string, unknown> = {}
@@ -268,44 +168,7 @@ export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs 
     onEventsEnqueued (listener) { enqueuedListeners.push(listener) },
 
     async migrate (): Promise<MigrationReport> {
-      return await writer.db.transaction().execute(async trx => {
-        await dialect.lockMigrations(trx)
-        await trx.schema.createTable(MIGRATIONS_TABLE).ifNotExists()
-          .addColumn('id', dialect.columnType('id'), column => dialect.idColumn(column))
-          .addColumn('appliedAt', dialect.columnType('timestamp'), column => column.notNull())
-          .addColumn('change', 'text', column => column.notNull())
-          .execute()
-        await trx.schema.createTable(SECRETS_TABLE).ifNotExists()
-          .addColumn('name', 'text', column => column.primaryKey())
-          .addColumn('value', 'text', column => column.notNull())
-          .execute()
-        await createCredentialTables(trx, dialect)
-        await createIdempotencyTable(trx, dialect)
-        await createWebhookTables(trx, dialect)
-        // Planned inside the transaction, after the lock, so a concurrent start sees the finished result.
-        const plan = planMigration([...specs.values()], await dialect.columns(trx), dialect.sameType)
-        if (plan.refusals.length > 0) throw new MigrationRefused(plan.refusals)
-        const applied: string[] = []
-        for (const spec of plan.createTables) applied.push(await createTable(trx, spec))
-        for (const { table, column } of plan.addColumns) {
-          await trx.schema.alterTable(table).addColumn(column.name, dialect.columnType(column.kind), columnDefinition(column)).execute()
-          applied.push(`add column ${table}.${column.name}`)
-        }
-        const before = await dialect.indexNames(trx)
-        for (const { table, index } of plan.indexes) {
-          if (before.has(index.name)) continue
-          const create = trx.schema.createIndex(index.name).ifNotExists().on(table)
-          let builder = index.descending === true
-            ? create.expression(sql.join(index.columns.map((column, i) => i === 0 ? sql`${sql.ref(column)} desc nulls last` : sql`${sql.ref(column)} desc`)))
-            : create.columns([...index.columns])
-          if (index.unique) builder = builder.unique()
-          await builder.execute()
-          applied.push(`create ${index.unique ? 'unique ' : ''}index ${index.name}`)
-        }
-        const appliedAt = new Date().toISOString()
-        for (const change of applied) await trx.insertInto(MIGRATIONS_TABLE).values({ appliedAt, change }).execute()
-        return { applied }
-      })
+      return await migrateSchema(writer.db, dialect, [...specs.values()])
     },
 
     async ping (): Promise<void> {
@@ -331,16 +194,15 @@ export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs 
 
     async list (resource: Resource, query: ListQuery): Promise<StoredRecord[]> {
       const { where, orderBy } = query
-      const position = query.after?.map((value, i) => value === null || value === undefined ? null : dialect.encode(columnKind(resource, orderBy[i]!.field), value))
-      const build = (conditions: (eb: Builder) => Expression<SqlBool>, keyset: readonly unknown[] | undefined, limit: unknown, offset: unknown): Compilable => {
+      const position = query.after?.map((value, i) => value === null || value === undefined ? null : codec.encode(resource, orderBy[i]!.field, value))
+      const build = (conditions: Where, keyset: readonly unknown[] | undefined, limit: unknown, offset: unknown): Compilable => {
         let select = db.selectFrom(resource.collection).selectAll()
         if (where.length > 0) select = select.where(conditions)
         if (keyset !== undefined) select = select.where(after(resource, orderBy, keyset))
-        const nullableColumns = nullable.get(resource.collection)
         for (const key of orderBy) {
-          columnKind(resource, key.field)
+          codec.kind(resource, key.field)
           // NULLS LAST only where a value can be missing: on a NOT NULL column it would keep PostgreSQL from reading a descending order off the index.
-          select = nullableColumns?.has(key.field) === true
+          select = codec.nullable(resource, key.field)
             ? select.orderBy(key.field, order => key.direction === 'asc' ? order.asc().nullsLast() : order.desc().nullsLast())
             : select.orderBy(key.field, key.direction)
         }
@@ -350,14 +212,14 @@ export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs 
       const compiled = where.every(item => item.op in COMPARISONS)
         ? templated(
           `list ${resource.collection} ${where.map(item => `${item.field} ${item.op}`).join(' ')} after ${position?.map(value => value === null ? 'null' : '?').join(' ') ?? '-'} by ${orderBy.map(key => `${key.field} ${key.direction}`).join(' ')}`,
-          [...where.map(item => dialect.encode(columnKind(resource, item.field), item.value)), ...(position ?? []), query.limit, query.offset],
+          [...where.map(item => codec.encode(resource, item.field, item.value)), ...(position ?? []), query.limit, query.offset],
           slots => build(
             eb => eb.and(where.map((item, i) => eb(eb.ref(item.field), COMPARISONS[item.op as keyof typeof COMPARISONS], slots[i]))),
             position?.map((value, i) => value === null ? null : slots[where.length + i]),
             slots[slots.length - 2], slots[slots.length - 1]))
         : build(matching(resource, where), position, query.limit, query.offset).compile()
       const { rows } = await db.executeQuery<Row>(compiled).catch(rethrow)
-      return rows.map(row => decode(resource, row))
+      return rows.map(row => codec.decode(resource, row))
     },
 
     async count (resource: Resource, where: readonly Condition[]): Promise<number> {
@@ -376,18 +238,18 @@ export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs 
 
     async get (resource: Resource, id: number, options?: WriteOptions): Promise<StoredRecord | undefined> {
       const { rows } = await db.executeQuery<Row>(selectById(db, resource, id, options)).catch(rethrow)
-      return rows[0] === undefined ? undefined : decode(resource, rows[0])
+      return rows[0] === undefined ? undefined : codec.decode(resource, rows[0])
     },
 
     async insert (resource: Resource, values: Readonly<Record<string, unknown>>, options?: InsertOptions): Promise<StoredRecord> {
-      const fields = encodeFields(resource, values)
+      const fields = codec.encodeFields(resource, values)
       const columns = Object.keys(fields)
       const now = new Date().toISOString()
       try {
         return await writeWithEvents(async (w, outbox) => {
           const { rows } = await w.executeQuery<Row>(compileMatching(resource, `insert ${resource.collection} ${columns.join(' ')}`, [], [...Object.values(fields), now],
             slots => w.insertInto(resource.collection).values({ ...namedSlots(columns, slots), version: 1, createdAt: slots[columns.length], updatedAt: slots[columns.length] }).returningAll()))
-          const inserted = decode(resource, rows[0]!)
+          const inserted = codec.decode(resource, rows[0]!)
           await outbox.add(resource, 'created', inserted)
           if (options?.idempotency !== undefined && !await markCreated(w, options.idempotency, inserted)) {
             throw new IdempotencyInProgress('a retry with this Idempotency-Key took over after this request ran too long; nothing was created here')
@@ -405,15 +267,15 @@ export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs 
         return await writeWithEvents(async (w, outbox) => {
           const row = await readForWrite(w, resource, id, options)
           if (row === undefined) return 'missing'
-          const current = decode(resource, row)
+          const current = codec.decode(resource, row)
           values = edit(current)
-          const fields = encodeFields(resource, values)
+          const fields = codec.encodeFields(resource, values)
           // Only changed columns are set: SQLite rewrites the index entries of every column a statement sets.
           const columns = Object.keys(fields).filter(column => fields[column] !== row[column])
           const { rows } = await w.executeQuery<Row>(compileMatching(resource, `update ${resource.collection} ${columns.join(' ')}`, sameVersion(current, options), [...columns.map(column => fields[column]), new Date().toISOString()],
             (slots, where) => w.updateTable(resource.collection).set({ ...namedSlots(columns, slots), version: sql`version + 1`, updatedAt: slots[columns.length] }).where(where).returningAll()))
           if (rows[0] === undefined) return 'raced'
-          const updated = decode(resource, rows[0])
+          const updated = codec.decode(resource, rows[0])
           await outbox.add(resource, 'updated', updated)
           return updated
         })
@@ -427,7 +289,7 @@ export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs 
         return await writeWithEvents(async (w, outbox) => {
           const row = await readForWrite(w, resource, id, options)
           if (row === undefined) return 'missing'
-          const current = decode(resource, row)
+          const current = codec.decode(resource, row)
           check(current)
           const cascaded = cascades(resource) && await anySubscription(w) ? await cascadedDeletes(w, resource, current.id) : new Map<string, number[]>()
           const result = await w.executeQuery(compileMatching(resource, `remove ${resource.collection}`, sameVersion(current, options), [], (_, where) => w.deleteFrom(resource.collection).where(where)))

@@ -123,6 +123,7 @@ export function openSqlite (options: SqliteOptions): Dialect {
   return {
     name: 'sqlite',
     descendingNullsLastNeedsIndex: false,
+    writesOneAtATime: true,
     db,
     writer: groupCommitWriter(writing),
     columnType: kind => TYPES[kind],

@@ -1,0 +1,67 @@
+/**
+ * Where clauses from the engine's conditions: comparisons, `in` lists, `like`
+ * patterns, and the keyset condition of a cursor page. Column names come from
+ * the definitions; every value is a bound parameter.
+ */
+import { sql, type Expression, type ExpressionBuilder, type SqlBool } from 'kysely'
+import type { Condition } from '../resources/define.js'
+import type { Resource } from '../resources/model.js'
+import type { Database, Dialect } from './dialect.js'
+import type { RowCodec } from './row-codec.js'
+import type { SortKey } from './store.js'
+
+export type Builder = ExpressionBuilder<Database, string>
+export type Where = (eb: Builder) => Expression<SqlBool>
+
+// `ne` keeps rows without a value: "assignee is not bob" includes tasks nobody is assigned to.
+export const COMPARISONS = { eq: '=', ne: 'is distinct from', lt: '<', lte: '<=', gt: '>', gte: '>=' } as const
+
+/** `*` is the only wildcard; `%`, `_` and the escape character itself match literally. */
+export function likePattern (value: string): string {
+  return value.replace(/[\\%_]/g, match => `\\${match}`).replace(/\*/g, '%')
+}
+
+export interface ConditionSql {
+  /** All the conditions, ANDed. */
+  matching (resource: Resource, conditions: readonly Condition[]): Where
+  /**
+   * Rows strictly after a keyset position, under an order where missing values
+   * sort last in either direction: (k1 beyond v1) OR (k1 = v1 AND k2 beyond v2) …
+   * The values are already encoded (or stand-ins for them); which are missing
+   * decides the shape of the condition.
+   */
+  after (resource: Resource, orderBy: readonly SortKey[], values: readonly unknown[]): Where
+}
+
+export function conditionSql (dialect: Dialect, rows: RowCodec): ConditionSql {
+  function condition (resource: Resource, eb: Builder, { field, op, value }: Condition): Expression<SqlBool> {
+    const column = eb.ref(field)
+    if (op === 'in') return eb(column, 'in', (value as unknown[]).map(item => rows.encode(resource, field, item)))
+    if (op === 'like') return dialect.like(column, likePattern(String(value)))
+    return eb(column, COMPARISONS[op], rows.encode(resource, field, value))
+  }
+
+  return {
+    matching: (resource, conditions) => eb => eb.and(conditions.map(item => condition(resource, eb, item))),
+
+    after: (resource, orderBy, values) => eb => {
+      const branches: Array<Expression<SqlBool>> = []
+      for (let i = 0; i < orderBy.length; i++) {
+        const { field, direction } = orderBy[i]!
+        const value = values[i]
+        // Nothing sorts after a missing value but other missing values, which the next key orders.
+        if (value === null || value === undefined) continue
+        const ahead = eb(eb.ref(field), direction === 'asc' ? '>' : '<', value)
+        const beyond = rows.nullable(resource, field) ? eb.or([ahead, eb(eb.ref(field), 'is', null)]) : ahead
+        const equalBefore = orderBy.slice(0, i).map(({ field: previous }, j) => {
+          const earlier = values[j]
+          return earlier === null || earlier === undefined
+            ? eb(eb.ref(previous), 'is', null)
+            : eb(eb.ref(previous), '=', earlier)
+        })
+        branches.push(eb.and([...equalBefore, beyond]))
+      }
+      return branches.length === 0 ? sql<SqlBool>`1 = 0` : eb.or(branches)
+    }
+  }
+}

@@ -1,0 +1,63 @@
+/**
+ * A resource's rows as its tables hold them: the kind of each column, which
+ * ones can be empty, and the conversions between a row and a stored record.
+ */
+import type { Resource } from '../resources/model.js'
+import type { Dialect } from './dialect.js'
+import type { StoredRecord } from './store.js'
+import type { ColumnKind, TableSpec } from './tables.js'
+
+export type Row = Record<string, unknown>
+
+export interface RowCodec {
+  /** The kind of a column; a name the definitions do not have is a bug and throws, never reaches SQL. */
+  kind (resource: Resource, column: string): ColumnKind
+  nullable (resource: Resource, column: string): boolean
+  decode (resource: Resource, row: Row): StoredRecord
+  /** The definition's fields (and owner) of a write, as the driver stores them. */
+  encodeFields (resource: Resource, values: Readonly<Record<string, unknown>>): Row
+  /** One value compared with a column, as the driver stores it. */
+  encode (resource: Resource, column: string, value: unknown): unknown
+}
+
+export function rowCodec (dialect: Dialect, specs: ReadonlyMap<string, TableSpec>): RowCodec {
+  const kinds = new Map([...specs].map(([table, spec]) => [table, new Map(spec.columns.map(column => [column.name, column.kind]))]))
+  const nullable = new Map([...specs].map(([table, spec]) => [table, new Set(spec.columns.filter(column => !column.notNull).map(column => column.name))]))
+
+  function kind (resource: Resource, column: string): ColumnKind {
+    const found = kinds.get(resource.collection)?.get(column)
+    if (found === undefined) throw new Error(`${resource.collection} has no column ${column}`)
+    return found
+  }
+
+  return {
+    kind,
+    nullable: (resource, column) => nullable.get(resource.collection)?.has(column) === true,
+    encode: (resource, column, value) => dialect.encode(kind(resource, column), value),
+
+    decode (resource, row) {
+      const values: Record<string, unknown> = {}
+      for (const field of resource.fields.keys()) {
+        const value = dialect.decode(kind(resource, field), row[field])
+        if (value !== undefined) values[field] = value
+      }
+      if (resource.owner !== undefined && row[resource.owner] !== null && row[resource.owner] !== undefined) {
+        values[resource.owner] = row[resource.owner]
+      }
+      return {
+        id: Number(row.id),
+        version: Number(row.version),
+        createdAt: dialect.decode('timestamp', row.createdAt) as string,
+        updatedAt: dialect.decode('timestamp', row.updatedAt) as string,
+        values
+      }
+    },
+
+    encodeFields (resource, values) {
+      const row: Row = {}
+      for (const field of resource.fields.keys()) row[field] = dialect.encode(kind(resource, field), values[field])
+      if (resource.owner !== undefined && values[resource.owner] !== undefined) row[resource.owner] = values[resource.owner]
+      return row
+    }
+  }
+}

@@ -1,0 +1,76 @@
+/**
+ * Bringing a database in line with the definitions: the engine's own tables,
+ * then the additive plan of tables.ts (new tables, columns and indexes), all
+ * in one transaction under the dialect's migration lock, each change recorded.
+ */
+import { sql, type Kysely, type Transaction } from 'kysely'
+import { createCredentialTables } from './credentials.js'
+import type { Database, Dialect } from './dialect.js'
+import { createIdempotencyTable } from './idempotency.js'
+import { MigrationRefused, type MigrationReport } from './store.js'
+import { MIGRATIONS_TABLE, SECRETS_TABLE, planMigration, type ColumnSpec, type IndexSpec, type TableSpec } from './tables.js'
+import { createWebhookTables } from './webhooks.js'
+
+function columnDefinition (dialect: Dialect, spec: ColumnSpec) {
+  return (column: Parameters<Dialect['idColumn']>[0]) => {
+    let built = spec.kind === 'id' ? dialect.idColumn(column) : column
+    if (spec.notNull && spec.kind !== 'id') built = built.notNull()
+    if (spec.default !== undefined) built = built.defaultTo(dialect.encode(spec.kind, spec.default))
+    if (spec.references !== undefined) built = built.references(`${spec.references.table}.id`).onDelete(spec.references.onDelete)
+    return built
+  }
+}
+
+async function createTable (trx: Transaction<Database>, dialect: Dialect, spec: TableSpec): Promise<string> {
+  let builder = trx.schema.createTable(spec.name)
+  for (const column of spec.columns) builder = builder.addColumn(column.name, dialect.columnType(column.kind), columnDefinition(dialect, column))
+  await builder.execute()
+  return `create table ${spec.name}`
+}
+
+async function createIndex (trx: Transaction<Database>, table: string, index: IndexSpec): Promise<string> {
+  const create = trx.schema.createIndex(index.name).ifNotExists().on(table)
+  let builder = index.descending === true
+    ? create.expression(sql.join(index.columns.map((column, i) => i === 0 ? sql`${sql.ref(column)} desc nulls last` : sql`${sql.ref(column)} desc`)))
+    : create.columns([...index.columns])
+  if (index.unique) builder = builder.unique()
+  await builder.execute()
+  return `create ${index.unique ? 'unique ' : ''}index ${index.name}`
+}
+
+/** The tables every database has whatever the definitions: migrations, secrets, credentials, idempotency keys, webhooks. */
+async function createEngineTables (trx: Transaction<Database>, dialect: Dialect): Promise<void> {
+  await trx.schema.createTable(MIGRATIONS_TABLE).ifNotExists()
+    .addColumn('id', dialect.columnType('id'), column => dialect.idColumn(column))
+    .addColumn('appliedAt', dialect.columnType('timestamp'), column => column.notNull())
+    .addColumn('change', 'text', column => column.notNull())
+    .execute()
+  await trx.schema.createTable(SECRETS_TABLE).ifNotExists()
+    .addColumn('name', 'text', column => column.primaryKey())
+    .addColumn('value', 'text', column => column.notNull())
+    .execute()
+  await createCredentialTables(trx, dialect)
+  await createIdempotencyTable(trx, dialect)
+  await createWebhookTables(trx, dialect)
+}
+
+export async function migrateSchema (db: Kysely<Database>, dialect: Dialect, specs: readonly TableSpec[]): Promise<MigrationReport> {
+  return await db.transaction().execute(async trx => {
+    await dialect.lockMigrations(trx)
+    await createEngineTables(trx, dialect)
+    // Planned inside the transaction, after the lock, so a concurrent start sees the finished result.
+    const plan = planMigration(specs, await dialect.columns(trx), dialect.sameType)
+    if (plan.refusals.length > 0) throw new MigrationRefused(plan.refusals)
+    const applied: string[] = []
+    for (const spec of plan.createTables) applied.push(await createTable(trx, dialect, spec))
+    for (const { table, column } of plan.addColumns) {
+      await trx.schema.alterTable(table).addColumn(column.name, dialect.columnType(column.kind), columnDefinition(dialect, column)).execute()
+      applied.push(`add column ${table}.${column.name}`)
+    }
+    const before = await dialect.indexNames(trx)
+    for (const { table, index } of plan.indexes) if (!before.has(index.name)) applied.push(await createIndex(trx, table, index))
+    const appliedAt = new Date().toISOString()
+    for (const change of applied) await trx.insertInto(MIGRATIONS_TABLE).values({ appliedAt, change }).execute()
+    return { applied }
+  })
+}
