@@ -9,7 +9,7 @@ import type { Database, Dialect } from './dialect.js'
 import { createIdempotencyTable } from './idempotency.js'
 import { MigrationRefused, type MigrationReport } from './store.js'
 import { MIGRATIONS_TABLE, SECRETS_TABLE, planMigration, type ColumnSpec, type IndexSpec, type TableSpec } from './tables.js'
-import { createWebhookTables } from './webhooks.js'
+import { createWebhookTables } from './webhook-tables.js'
 
 function columnDefinition (dialect: Dialect, spec: ColumnSpec) {
   return (column: Parameters<Dialect['idColumn']>[0]) => {

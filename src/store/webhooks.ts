@@ -1,20 +1,12 @@
 /**
- * Durable webhook state: subscriptions, the outbox of events (written in the
- * same transaction as the write they describe), one delivery per event and
- * subscription, and every attempt at a delivery. Timestamps are ISO strings,
- * which order as text the way they order in time, on every dialect.
+ * Durable webhook state as the dispatcher and the admin routes use it:
+ * subscriptions, the fan-out of outbox events into deliveries, claiming due
+ * deliveries, and the record of every attempt.
  */
-import { randomUUID } from 'node:crypto'
-import { sql, type Compilable, type ExpressionBuilder, type Kysely, type Transaction } from 'kysely'
-import type { Database, Dialect } from './dialect.js'
+import type { ExpressionBuilder } from 'kysely'
+import type { Database } from './dialect.js'
+import { ATTEMPTS_TABLE, DELIVERIES_TABLE, EVENTS_TABLE, WEBHOOKS_TABLE } from './webhook-tables.js'
 import type { Writer } from './group-commit.js'
-
-export const WEBHOOKS_TABLE = 'resourcery_webhooks'
-export const EVENTS_TABLE = 'resourcery_webhook_events'
-export const DELIVERIES_TABLE = 'resourcery_webhook_deliveries'
-export const ATTEMPTS_TABLE = 'resourcery_webhook_attempts'
-
-export type EventKind = 'created' | 'updated' | 'deleted'
 
 export interface Subscription {
   readonly id: number
@@ -87,55 +79,6 @@ export interface WebhookStore {
 
 export type ResendOutcome = { readonly scheduled: true } | { readonly scheduled: false, readonly reason: 'missing' | 'pending' | 'disabled', readonly nextAttemptAt?: string }
 
-export async function createWebhookTables (trx: Transaction<Database>, dialect: Dialect): Promise<void> {
-  const id = dialect.columnType('id')
-  const integer = dialect.columnType('integer')
-  await trx.schema.createTable(WEBHOOKS_TABLE).ifNotExists()
-    .addColumn('id', id, column => dialect.idColumn(column))
-    .addColumn('url', 'text', column => column.notNull())
-    .addColumn('events', 'text', column => column.notNull())
-    .addColumn('secret', 'text', column => column.notNull())
-    .addColumn('createdAt', 'text', column => column.notNull())
-    .addColumn('disabledAt', 'text')
-    .addColumn('disabledReason', 'text')
-    .execute()
-  await trx.schema.createTable(EVENTS_TABLE).ifNotExists()
-    .addColumn('id', 'text', column => column.primaryKey())
-    .addColumn('type', 'text', column => column.notNull())
-    .addColumn('collection', 'text', column => column.notNull())
-    .addColumn('record', 'text', column => column.notNull())
-    .addColumn('createdAt', 'text', column => column.notNull())
-    .addColumn('fannedOut', integer, column => column.notNull().defaultTo(0))
-    .execute()
-  await trx.schema.createIndex(`${EVENTS_TABLE}_pending_idx`).ifNotExists().on(EVENTS_TABLE).columns(['fannedOut', 'createdAt']).execute()
-  await trx.schema.createTable(DELIVERIES_TABLE).ifNotExists()
-    .addColumn('id', id, column => dialect.idColumn(column))
-    .addColumn('webhookId', integer, column => column.notNull())
-    .addColumn('eventId', 'text', column => column.notNull())
-    .addColumn('status', 'text', column => column.notNull())
-    .addColumn('attempts', integer, column => column.notNull().defaultTo(0))
-    .addColumn('nextAttemptAt', 'text', column => column.notNull())
-    .addColumn('lockedUntil', 'text')
-    .addColumn('createdAt', 'text', column => column.notNull())
-    .execute()
-  await trx.schema.createIndex(`${DELIVERIES_TABLE}_due_idx`).ifNotExists().on(DELIVERIES_TABLE).columns(['status', 'nextAttemptAt']).execute()
-  await trx.schema.createTable(ATTEMPTS_TABLE).ifNotExists()
-    .addColumn('id', id, column => dialect.idColumn(column))
-    .addColumn('webhookId', integer, column => column.notNull())
-    .addColumn('deliveryId', integer, column => column.notNull())
-    .addColumn('eventId', 'text', column => column.notNull())
-    .addColumn('eventType', 'text', column => column.notNull())
-    .addColumn('attempt', integer, column => column.notNull())
-    .addColumn('attemptedAt', 'text', column => column.notNull())
-    .addColumn('durationMs', integer, column => column.notNull())
-    .addColumn('responseStatus', integer)
-    .addColumn('error', 'text')
-    .addColumn('outcome', 'text', column => column.notNull())
-    .addColumn('nextAttemptAt', 'text')
-    .execute()
-  await trx.schema.createIndex(`${ATTEMPTS_TABLE}_webhook_idx`).ifNotExists().on(ATTEMPTS_TABLE).columns(['webhookId', 'id']).execute()
-}
-
 type Row = Record<string, unknown>
 
 const present = <K extends string>(key: K, value: unknown): Partial<Record<K, string>> =>
@@ -170,44 +113,8 @@ function attemptOf (row: Row): AttemptRecord {
   }
 }
 
-/** The values of the outbox row for one write: id, type, collection, record, createdAt. */
-export function eventValues (collection: string, kind: EventKind, record: unknown): unknown[] {
-  return [`msg_${randomUUID().replace(/-/g, '')}`, `${collection}.${kind}`, collection, JSON.stringify(record), new Date().toISOString()]
-}
-
-/**
- * The outbox row for one write, added inside that write's transaction, and
- * only while some subscription is active: one statement either way (compiled
- * once by the caller), so a service without webhooks pays almost nothing.
- */
-export function outboxInsert (executor: Kysely<Database>, values: readonly unknown[]): Compilable {
-  const [id, type, collection, record, createdAt] = values
-  const statement = sql`insert into ${sql.table(EVENTS_TABLE)} (id, type, collection, record, ${sql.ref('createdAt')}, ${sql.ref('fannedOut')})
-    select ${id}, ${type}, ${collection}, ${record}, ${createdAt}, 0
-    where exists (select 1 from ${sql.table(WEBHOOKS_TABLE)} where ${sql.ref('disabledAt')} is null)`
-  return { compile: () => statement.compile(executor) }
-}
-
-/** Rows per outbox insert of many events: 6 values each, far under every driver's bound-parameter limit. */
-const EVENTS_PER_INSERT = 200
-/** Rows per insert of new deliveries: 6 values each, as above. */
+/** Rows per insert of new deliveries: 6 values each, far under every driver's bound-parameter limit. */
 const DELIVERIES_PER_INSERT = 1000
-
-/** Whether some subscription is active: inside a write's transaction, whether its events are wanted. */
-export async function anySubscription (executor: Kysely<Database>): Promise<boolean> {
-  return await executor.selectFrom(WEBHOOKS_TABLE).select('id').where('disabledAt', 'is', null).limit(1).executeTakeFirst() !== undefined
-}
-
-/** Outbox rows for many records of one collection at once (a cascade), once `anySubscription` said they are wanted. */
-export async function addEvents (executor: Kysely<Database>, collection: string, kind: EventKind, records: readonly unknown[]): Promise<void> {
-  for (let i = 0; i < records.length; i += EVENTS_PER_INSERT) {
-    const rows = records.slice(i, i + EVENTS_PER_INSERT).map(record => {
-      const [id, type, , data, createdAt] = eventValues(collection, kind, record)
-      return { id, type, collection, record: data, createdAt, fannedOut: 0 }
-    })
-    await executor.insertInto(EVENTS_TABLE).values(rows).execute()
-  }
-}
 
 export function webhookStore (writer: Writer): WebhookStore {
   const { db } = writer
