@@ -45,6 +45,14 @@ export function conditionSql (dialect: Dialect, rows: RowCodec): ConditionSql {
     matching: (resource, conditions) => eb => eb.and(conditions.map(item => condition(resource, eb, item))),
 
     after: (resource, orderBy, values) => eb => {
+      const direction = orderBy[0]?.direction
+      if (orderBy.every(key => key.direction === direction && !rows.nullable(resource, key.field))) {
+        // One row comparison when every key runs the same way and none can be missing: both databases
+        // seek the (k1, …, id) index to it. From the OR form below, which compares the same value in
+        // two branches, SQLite cannot see through bound parameters that it is a range, and scanned
+        // from the start of the index: 35–40 ms a page at a million rows.
+        return sql<SqlBool>`(${sql.join(orderBy.map(key => eb.ref(key.field)))}) ${sql.raw(direction === 'desc' ? '<' : '>')} (${sql.join(values)})`
+      }
       const branches: Array<Expression<SqlBool>> = []
       for (let i = 0; i < orderBy.length; i++) {
         const { field, direction } = orderBy[i]!

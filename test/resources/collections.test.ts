@@ -221,7 +221,7 @@ t.test('sparse fieldsets keep id and links', async t => {
 
 t.test('paging through everything, by page and by cursor, under every sort: each item exactly once, in order', async t => {
   const { app, projects } = await seed(t)
-  for (const sort of ['asc', 'desc', 'name', '-name', 'budget', '-budget', 'budget,-name', 'createdAt', '-updatedAt', 'budget:desc,name:desc']) {
+  for (const sort of ['asc', 'desc', 'name', '-name', 'budget', '-budget', 'budget,-name', 'createdAt', '-updatedAt', 'budget:desc,name:desc', '-createdAt,-name', 'createdAt,name', 'createdAt,-name']) {
     const expected = expectedOrder(projects, sort)
     const q = `sort=${encodeURIComponent(sort)}&limit=3`
     t.same(await walkPages(app, `/v1/projects?${q}`), expected, `pages, sort=${sort}`)
