@@ -3,7 +3,7 @@
  * patterns, and the keyset condition of a cursor page. Column names come from
  * the definitions; every value is a bound parameter.
  */
-import { sql, type Expression, type ExpressionBuilder, type SqlBool } from 'kysely'
+import type { Expression, ExpressionBuilder, SqlBool } from 'kysely'
 import type { Condition } from '../resources/define.js'
 import type { Resource } from '../resources/model.js'
 import type { Database, Dialect } from './dialect.js'
@@ -26,11 +26,14 @@ export interface ConditionSql {
   matching (resource: Resource, conditions: readonly Condition[]): Where
   /**
    * Rows strictly after a keyset position, under an order where missing values
-   * sort last in either direction: (k1 beyond v1) OR (k1 = v1 AND k2 beyond v2) …
+   * sort last in either direction, as branches whose union they are: (k1
+   * beyond v1), (k1 = v1 AND k2 beyond v2), … and, for a key that can be
+   * missing, (… AND ki IS NULL) on its own. Each branch is one range of an
+   * index on the keys, so each can be entered at its start and read in order.
    * The values are already encoded (or stand-ins for them); which are missing
-   * decides the shape of the condition.
+   * decides the branches.
    */
-  after (resource: Resource, orderBy: readonly SortKey[], values: readonly unknown[]): Where
+  keyset (resource: Resource, orderBy: readonly SortKey[], values: readonly unknown[]): Where[]
 }
 
 export function conditionSql (dialect: Dialect, rows: RowCodec): ConditionSql {
@@ -44,32 +47,21 @@ export function conditionSql (dialect: Dialect, rows: RowCodec): ConditionSql {
   return {
     matching: (resource, conditions) => eb => eb.and(conditions.map(item => condition(resource, eb, item))),
 
-    after: (resource, orderBy, values) => eb => {
-      const direction = orderBy[0]?.direction
-      if (orderBy.every(key => key.direction === direction && !rows.nullable(resource, key.field))) {
-        // One row comparison when every key runs the same way and none can be missing: both databases
-        // seek the (k1, …, id) index to it. From the OR form below, which compares the same value in
-        // two branches, SQLite cannot see through bound parameters that it is a range, and scanned
-        // from the start of the index: 35–40 ms a page at a million rows.
-        return sql<SqlBool>`(${sql.join(orderBy.map(key => eb.ref(key.field)))}) ${sql.raw(direction === 'desc' ? '<' : '>')} (${sql.join(values)})`
-      }
-      const branches: Array<Expression<SqlBool>> = []
+    keyset: (resource, orderBy, values) => {
+      const branches: Where[] = []
       for (let i = 0; i < orderBy.length; i++) {
         const { field, direction } = orderBy[i]!
         const value = values[i]
         // Nothing sorts after a missing value but other missing values, which the next key orders.
         if (value === null || value === undefined) continue
-        const ahead = eb(eb.ref(field), direction === 'asc' ? '>' : '<', value)
-        const beyond = rows.nullable(resource, field) ? eb.or([ahead, eb(eb.ref(field), 'is', null)]) : ahead
-        const equalBefore = orderBy.slice(0, i).map(({ field: previous }, j) => {
+        const equalBefore = (eb: Builder): Array<Expression<SqlBool>> => orderBy.slice(0, i).map(({ field: previous }, j) => {
           const earlier = values[j]
-          return earlier === null || earlier === undefined
-            ? eb(eb.ref(previous), 'is', null)
-            : eb(eb.ref(previous), '=', earlier)
+          return earlier === null || earlier === undefined ? eb(eb.ref(previous), 'is', null) : eb(eb.ref(previous), '=', earlier)
         })
-        branches.push(eb.and([...equalBefore, beyond]))
+        branches.push(eb => eb.and([...equalBefore(eb), eb(eb.ref(field), direction === 'asc' ? '>' : '<', value)]))
+        if (rows.nullable(resource, field)) branches.push(eb => eb.and([...equalBefore(eb), eb(eb.ref(field), 'is', null)]))
       }
-      return branches.length === 0 ? sql<SqlBool>`1 = 0` : eb.or(branches)
+      return branches
     }
   }
 }

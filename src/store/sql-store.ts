@@ -4,7 +4,7 @@
  * every value is a bound parameter.
  */
 import { randomBytes } from 'node:crypto'
-import { sql, type Compilable, type Kysely, type CompiledQuery } from 'kysely'
+import { sql, type Compilable, type Kysely, type CompiledQuery, type SelectQueryBuilder } from 'kysely'
 import { IdempotencyInProgress, invalid, StillReferenced, StoreUnavailable, UniqueViolation } from '../errors.js'
 import type { Condition } from '../resources/define.js'
 import type { Model, Resource } from '../resources/model.js'
@@ -30,6 +30,9 @@ function namedSlots (columns: readonly string[], values: readonly unknown[]): Ro
   return row
 }
 
+/** A select of whole rows, from a table or from a union of ranges of one. */
+type OrderedSelect = SelectQueryBuilder<Database, string, Row>
+
 export interface SqlStoreOptions {
   /** How long a looked-up API key is reused; 0: never. */
   readonly apiKeyCacheMs: number
@@ -43,7 +46,7 @@ export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs 
   const counts = stampedCache<number>()
   const specs = new Map(model.resources.map(resource => [resource.collection, tableSpec(model, resource, dialect)]))
   const codec = rowCodec(dialect, specs)
-  const { matching, after } = conditionSql(dialect, codec)
+  const { matching, keyset } = conditionSql(dialect, codec)
 
   /**
    * A query on the rows matching `conditions`, compiled once per shape when
@@ -196,18 +199,29 @@ export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs 
     async list (resource: Resource, query: ListQuery): Promise<StoredRecord[]> {
       const { where, orderBy } = query
       const position = query.after?.map((value, i) => value === null || value === undefined ? null : codec.encode(resource, orderBy[i]!.field, value))
-      const build = (conditions: Where, keyset: readonly unknown[] | undefined, limit: unknown, offset: unknown): Compilable => {
-        let select = db.selectFrom(resource.collection).selectAll()
-        if (where.length > 0) select = select.where(conditions)
-        if (keyset !== undefined) select = select.where(after(resource, orderBy, keyset))
+      const ordered = <Q extends OrderedSelect>(select: Q): Q => {
         for (const key of orderBy) {
           codec.kind(resource, key.field)
           // NULLS LAST only where a value can be missing: on a NOT NULL column it would keep PostgreSQL from reading a descending order off the index.
-          select = codec.nullable(resource, key.field)
+          select = (codec.nullable(resource, key.field)
             ? select.orderBy(key.field, order => key.direction === 'asc' ? order.asc().nullsLast() : order.desc().nullsLast())
-            : select.orderBy(key.field, key.direction)
+            : select.orderBy(key.field, key.direction)) as Q
         }
-        return select.limit(limit as number).offset(offset as number)
+        return select
+      }
+      const matches = (conditions: Where, branch?: Where) => {
+        let select = db.selectFrom(resource.collection).selectAll()
+        if (where.length > 0) select = select.where(conditions)
+        return branch === undefined ? select : select.where(branch)
+      }
+      const build = (conditions: Where, from: readonly unknown[] | undefined, limit: unknown, offset: unknown): Compilable => {
+        const branches = from === undefined ? [] : keyset(resource, orderBy, from)
+        if (from === undefined || branches.length === 1) return ordered(matches(conditions, branches[0])).limit(limit as number).offset(offset as number)
+        // After a position: each branch is one index range, read in order up to the page's length;
+        // the page is the first of their union, sorted again (a few dozen rows at most).
+        const ranges = branches.map((branch, i) => db.selectFrom(ordered(matches(conditions, branch)).limit(limit as number).as(`range${i}`)).selectAll())
+        const union = ranges.slice(1).reduce((all, range) => all.unionAll(range), ranges[0]!)
+        return ordered(db.selectFrom(union.as('after')).selectAll()).limit(limit as number).offset(offset as number)
       }
       // Comparisons (every named filter of the examples) compile once per shape; `in` and `like` are built each time.
       const compiled = where.every(item => item.op in COMPARISONS)
