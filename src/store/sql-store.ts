@@ -4,7 +4,7 @@
  * every value is a bound parameter.
  */
 import { randomBytes } from 'node:crypto'
-import { sql, type Compilable, type Kysely, type CompiledQuery, type SelectQueryBuilder } from 'kysely'
+import { sql, type Compilable, type Kysely, type CompiledQuery } from 'kysely'
 import { IdempotencyInProgress, invalid, StillReferenced, StoreUnavailable, UniqueViolation } from '../errors.js'
 import type { Condition } from '../resources/define.js'
 import type { Model, Resource } from '../resources/model.js'
@@ -18,7 +18,8 @@ import { addEvents, anySubscription, eventValues, outboxInsert, type EventKind }
 import { webhookStore } from './webhooks.js'
 import { stampedCache } from './stamped-cache.js'
 import type { Edit, InsertOptions, ListQuery, MigrationReport, Store, StoredRecord, WriteMiss, WriteOptions } from './store.js'
-import { conditionSql, COMPARISONS, type Where } from './conditions.js'
+import { conditionSql, type Where } from './conditions.js'
+import { listQuery } from './list-query.js'
 import { rowCodec, type Row } from './row-codec.js'
 import { migrateSchema } from './schema-migration.js'
 import { SECRETS_TABLE, tableSpec } from './tables.js'
@@ -29,9 +30,6 @@ function namedSlots (columns: readonly string[], values: readonly unknown[]): Ro
   columns.forEach((column, i) => { row[column] = values[i] })
   return row
 }
-
-/** A select of whole rows, from a table or from a union of ranges of one. */
-type OrderedSelect = SelectQueryBuilder<Database, string, Row>
 
 export interface SqlStoreOptions {
   /** How long a looked-up API key is reused; 0: never. */
@@ -46,7 +44,9 @@ export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs 
   const counts = stampedCache<number>()
   const specs = new Map(model.resources.map(resource => [resource.collection, tableSpec(model, resource, dialect)]))
   const codec = rowCodec(dialect, specs)
-  const { matching, keyset } = conditionSql(dialect, codec)
+  const clauses = conditionSql(dialect, codec)
+  const { matching } = clauses
+  const pageQuery = listQuery(db, codec, clauses, templated)
 
   /**
    * A query on the rows matching `conditions`, compiled once per shape when
@@ -197,43 +197,7 @@ export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs 
     },
 
     async list (resource: Resource, query: ListQuery): Promise<StoredRecord[]> {
-      const { where, orderBy } = query
-      const position = query.after?.map((value, i) => value === null || value === undefined ? null : codec.encode(resource, orderBy[i]!.field, value))
-      const ordered = <Q extends OrderedSelect>(select: Q): Q => {
-        for (const key of orderBy) {
-          codec.kind(resource, key.field)
-          // NULLS LAST only where a value can be missing: on a NOT NULL column it would keep PostgreSQL from reading a descending order off the index.
-          select = (codec.nullable(resource, key.field)
-            ? select.orderBy(key.field, order => key.direction === 'asc' ? order.asc().nullsLast() : order.desc().nullsLast())
-            : select.orderBy(key.field, key.direction)) as Q
-        }
-        return select
-      }
-      const matches = (conditions: Where, branch?: Where) => {
-        let select = db.selectFrom(resource.collection).selectAll()
-        if (where.length > 0) select = select.where(conditions)
-        return branch === undefined ? select : select.where(branch)
-      }
-      const build = (conditions: Where, from: readonly unknown[] | undefined, limit: unknown, offset: unknown): Compilable => {
-        const branches = from === undefined ? [] : keyset(resource, orderBy, from)
-        if (from === undefined || branches.length === 1) return ordered(matches(conditions, branches[0])).limit(limit as number).offset(offset as number)
-        // After a position: each branch is one index range, read in order up to the page's length;
-        // the page is the first of their union, sorted again (a few dozen rows at most).
-        const ranges = branches.map((branch, i) => db.selectFrom(ordered(matches(conditions, branch)).limit(limit as number).as(`range${i}`)).selectAll())
-        const union = ranges.slice(1).reduce((all, range) => all.unionAll(range), ranges[0]!)
-        return ordered(db.selectFrom(union.as('after')).selectAll()).limit(limit as number).offset(offset as number)
-      }
-      // Comparisons (every named filter of the examples) compile once per shape; `in` and `like` are built each time.
-      const compiled = where.every(item => item.op in COMPARISONS)
-        ? templated(
-          `list ${resource.collection} ${where.map(item => `${item.field} ${item.op}`).join(' ')} after ${position?.map(value => value === null ? 'null' : '?').join(' ') ?? '-'} by ${orderBy.map(key => `${key.field} ${key.direction}`).join(' ')}`,
-          [...where.map(item => codec.encode(resource, item.field, item.value)), ...(position ?? []), query.limit, query.offset],
-          slots => build(
-            eb => eb.and(where.map((item, i) => eb(eb.ref(item.field), COMPARISONS[item.op as keyof typeof COMPARISONS], slots[i]))),
-            position?.map((value, i) => value === null ? null : slots[where.length + i]),
-            slots[slots.length - 2], slots[slots.length - 1]))
-        : build(matching(resource, where), position, query.limit, query.offset).compile()
-      const { rows } = await db.executeQuery<Row>(compiled).catch(rethrow)
+      const { rows } = await db.executeQuery<Row>(pageQuery(resource, query)).catch(rethrow)
       return rows.map(row => codec.decode(resource, row))
     },
 

@@ -1,0 +1,59 @@
+/**
+ * A page of a collection as one query: its conditions, its order (NULLS LAST
+ * only where a value can be missing) and its window, or, after a cursor's
+ * position, the union of the index ranges beyond it. Compiled once per shape
+ * when every condition is a comparison.
+ */
+import type { CompiledQuery, Kysely, SelectQueryBuilder } from 'kysely'
+import type { Resource } from '../resources/model.js'
+import { COMPARISONS, type ConditionSql, type Where } from './conditions.js'
+import type { Database } from './dialect.js'
+import type { QueryTemplates } from './query-templates.js'
+import type { Row, RowCodec } from './row-codec.js'
+import type { ListQuery } from './store.js'
+
+/** A select of whole rows, from a table or from a union of ranges of one. */
+type RowSelect = SelectQueryBuilder<Database, string, Row>
+
+export type PageQuery = (resource: Resource, query: ListQuery) => CompiledQuery
+
+export function listQuery (db: Kysely<Database>, codec: RowCodec, clauses: ConditionSql, templated: QueryTemplates): PageQuery {
+  return (resource, query) => {
+    const { where, orderBy } = query
+    const position = query.after?.map((value, i) => value === null || value === undefined ? null : codec.encode(resource, orderBy[i]!.field, value))
+
+    const ordered = <Q extends RowSelect>(select: Q): Q => {
+      for (const key of orderBy) {
+        codec.kind(resource, key.field)
+        // NULLS LAST only where a value can be missing: on a NOT NULL column it would keep PostgreSQL from reading a descending order off the index.
+        select = (codec.nullable(resource, key.field)
+          ? select.orderBy(key.field, order => key.direction === 'asc' ? order.asc().nullsLast() : order.desc().nullsLast())
+          : select.orderBy(key.field, key.direction)) as Q
+      }
+      return select
+    }
+    const matches = (conditions: Where, branch?: Where): RowSelect => {
+      let select = db.selectFrom(resource.collection).selectAll()
+      if (where.length > 0) select = select.where(conditions)
+      return branch === undefined ? select : select.where(branch)
+    }
+    const build = (conditions: Where, from: readonly unknown[] | undefined, limit: number, offset: number) => {
+      const branches = from === undefined ? [] : clauses.keyset(resource, orderBy, from)
+      if (from === undefined || branches.length === 1) return ordered(matches(conditions, branches[0])).limit(limit).offset(offset)
+      // After a position: each branch is one index range, read in order up to the page's length;
+      // the page is the first of their union, sorted again (a few dozen rows at most).
+      const ranges = branches.map((branch, i) => db.selectFrom(ordered(matches(conditions, branch)).limit(limit).as(`range${i}`)).selectAll())
+      const union = ranges.slice(1).reduce((all, range) => all.unionAll(range), ranges[0]!)
+      return ordered(db.selectFrom(union.as('after')).selectAll()).limit(limit).offset(offset)
+    }
+
+    // Comparisons (every named filter of the examples) compile once per shape; `in` and `like` are built each time.
+    if (!where.every(item => item.op in COMPARISONS)) return build(clauses.matching(resource, where), position, query.limit, query.offset).compile()
+    const shape = `list ${resource.collection} ${where.map(item => `${item.field} ${item.op}`).join(' ')} after ${position?.map(value => value === null ? 'null' : '?').join(' ') ?? '-'} by ${orderBy.map(key => `${key.field} ${key.direction}`).join(' ')}`
+    return templated(shape, [...where.map(item => codec.encode(resource, item.field, item.value)), ...(position ?? []), query.limit, query.offset],
+      slots => build(
+        eb => eb.and(where.map((item, i) => eb(eb.ref(item.field), COMPARISONS[item.op as keyof typeof COMPARISONS], slots[i]))),
+        position?.map((value, i) => value === null ? null : slots[where.length + i]),
+        slots[slots.length - 2] as number, slots[slots.length - 1] as number))
+  }
+}
