@@ -29,11 +29,10 @@ async function plan (db: Kysely<Database>, query: CompiledQuery): Promise<PlanNo
   if (!ON_POSTGRES) {
     const { rows } = await db.executeQuery<{ detail: string }>(CompiledQuery.raw(`explain query plan ${query.sql}`, [...query.parameters]))
     // SQLite says SCAN (from one end) or SEARCH (seeking to a bound) and which table, and when it sorts.
-    return rows.map(row => ({
-      'Node Type': row.detail,
-      ...(/^(?:SCAN|SEARCH) (\w+)/.exec(row.detail)?.[1] === undefined ? {} : { 'Relation Name': /^(?:SCAN|SEARCH) (\w+)/.exec(row.detail)![1] }),
-      ...(/^SEARCH .*\(.+\)$/.test(row.detail) ? { 'Index Cond': row.detail } : {})
-    }))
+    return rows.map(({ detail }) => {
+      const table = /^(?:SCAN|SEARCH) (\w+)/.exec(detail)?.[1]
+      return { 'Node Type': detail, ...(table === undefined ? {} : { 'Relation Name': table }), ...(/^SEARCH .*\(.+\)$/.test(detail) ? { 'Index Cond': detail } : {}) }
+    })
   }
   // On an empty table a sort or a full scan is the cheapest plan whatever the indexes; with both
   // priced out, the planner still chooses them only where no index can give the order or the bound.
