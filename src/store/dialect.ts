@@ -50,4 +50,12 @@ export interface Dialect extends IndexTraits {
    * answer still holds. Undefined where the database offers no cheap way.
    */
   changeStamp? (): string | Promise<string>
+  /** How many tally rows hold one collection's row count (row-counts.ts). */
+  readonly rowCountShards: number
+  /**
+   * Makes the database add every row inserted into `table` to its tally in
+   * ROW_COUNTS_TABLE and take every deleted one from it, in the writing
+   * transaction (triggers). Inside the migration transaction.
+   */
+  keepRowCount (trx: Kysely<Database>, table: string): Promise<void>
 }

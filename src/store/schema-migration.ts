@@ -1,12 +1,14 @@
 /**
  * Bringing a database in line with the definitions: the engine's own tables,
- * then the additive plan of tables.ts (new tables, columns and indexes), all
- * in one transaction under the dialect's migration lock, each change recorded.
+ * then the additive plan of tables.ts (new tables, columns and indexes), then
+ * the row counts of collections that have none yet (row-counts.ts), all in one
+ * transaction under the dialect's migration lock, each change recorded.
  */
 import { sql, type Kysely, type Transaction } from 'kysely'
 import { createCredentialTables } from './credentials.js'
 import type { Database, Dialect } from './dialect.js'
 import { createIdempotencyTable } from './idempotency.js'
+import { countRows, createRowCountTable } from './row-counts.js'
 import { MigrationRefused, type MigrationReport } from './store.js'
 import { MIGRATIONS_TABLE, SECRETS_TABLE, planMigration, type ColumnSpec, type IndexSpec, type TableSpec } from './tables.js'
 import { createWebhookTables } from './webhook-tables.js'
@@ -38,7 +40,7 @@ async function createIndex (trx: Transaction<Database>, table: string, index: In
   return `create ${index.unique ? 'unique ' : ''}index ${index.name}`
 }
 
-/** The tables every database has whatever the definitions: migrations, secrets, credentials, idempotency keys, webhooks. */
+/** The tables every database has whatever the definitions: migrations, secrets, credentials, idempotency keys, webhooks, row counts. */
 async function createEngineTables (trx: Transaction<Database>, dialect: Dialect): Promise<void> {
   await trx.schema.createTable(MIGRATIONS_TABLE).ifNotExists()
     .addColumn('id', dialect.columnType('id'), column => dialect.idColumn(column))
@@ -52,6 +54,7 @@ async function createEngineTables (trx: Transaction<Database>, dialect: Dialect)
   await createCredentialTables(trx, dialect)
   await createIdempotencyTable(trx, dialect)
   await createWebhookTables(trx, dialect)
+  await createRowCountTable(trx, dialect)
 }
 
 export async function migrateSchema (db: Kysely<Database>, dialect: Dialect, specs: readonly TableSpec[]): Promise<MigrationReport> {
@@ -69,6 +72,7 @@ export async function migrateSchema (db: Kysely<Database>, dialect: Dialect, spe
     }
     const before = await dialect.indexNames(trx)
     for (const { table, index } of plan.indexes) if (!before.has(index.name)) applied.push(await createIndex(trx, table, index))
+    applied.push(...await countRows(trx, dialect, specs.map(spec => spec.name)))
     const appliedAt = new Date().toISOString()
     for (const change of applied) await trx.insertInto(MIGRATIONS_TABLE).values({ appliedAt, change }).execute()
     return { applied }

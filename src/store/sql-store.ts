@@ -21,6 +21,7 @@ import type { Edit, InsertOptions, ListQuery, MigrationReport, Store, StoredReco
 import { conditionSql, type Where } from './conditions.js'
 import { listQuery } from './list-query.js'
 import { rowCodec, type Row } from './row-codec.js'
+import { countValue, rowCountQuery } from './row-counts.js'
 import { migrateSchema } from './schema-migration.js'
 import { SECRETS_TABLE, tableSpec } from './tables.js'
 
@@ -47,6 +48,7 @@ export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs 
   const clauses = conditionSql(dialect, codec)
   const { matching } = clauses
   const pageQuery = listQuery(db, codec, clauses, templated)
+  const rowCounts = new Map(model.resources.map(resource => [resource.collection, rowCountQuery(db, resource.collection)]))
 
   /**
    * A query on the rows matching `conditions`, compiled once per shape when
@@ -202,14 +204,17 @@ export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs 
     },
 
     async count (resource: Resource, where: readonly Condition[]): Promise<number> {
+      if (where.length === 0) {
+        const { rows } = await db.executeQuery(rowCounts.get(resource.collection)!).catch(rethrow)
+        return countValue(rows[0])
+      }
       // Read before counting: a write in between makes the stamp stale, never the count.
       const stamp = await Promise.resolve(dialect.changeStamp?.()).catch(rethrow)
       const key = `${resource.collection} ${JSON.stringify(where)}`
       const known = stamp === undefined ? undefined : counts.get(key, stamp)
       if (known !== undefined) return known
-      let select = db.selectFrom(resource.collection).select(eb => eb.fn.countAll<number>().as('n'))
-      if (where.length > 0) select = select.where(matching(resource, where))
-      const row = await select.executeTakeFirst().catch(rethrow)
+      const row = await db.selectFrom(resource.collection).select(eb => eb.fn.countAll<number>().as('n'))
+        .where(matching(resource, where)).executeTakeFirst().catch(rethrow)
       const total = Number(row?.n ?? 0)
       if (stamp !== undefined) counts.set(key, stamp, total)
       return total

@@ -9,6 +9,7 @@ import { Kysely, SqliteDialect, sql, type SqlBool } from 'kysely'
 import type { ConstraintViolation, Database, Dialect } from './dialect.js'
 import { BoundedMap } from '../bounded-map.js'
 import { groupCommitWriter } from './group-commit.js'
+import { ROW_COUNTS_TABLE } from './row-counts.js'
 import type { ColumnKind } from './tables.js'
 
 export type SqliteSynchronous = 'FULL' | 'NORMAL' | 'EXTRA'
@@ -164,6 +165,15 @@ export function openSqlite (options: SqliteOptions): Dialect {
     // The first write of the migration transaction takes SQLite's database lock; nothing more is needed.
     async lockMigrations () {},
     changeStamp: () => `${String(dataVersion.get())}.${statements.writes}`,
+    // One writer at a time: nobody waits on a single tally row that is not already waiting for the lock.
+    rowCountShards: 1,
+    async keepRowCount (trx, table) {
+      // Row triggers (SQLite has no other kind); ON DELETE CASCADE fires them too. A trigger takes no parameters.
+      for (const [event, sign] of [['insert', '+'], ['delete', '-']] as const) {
+        await sql`create trigger if not exists ${sql.id(`${table}_count_${event}s`)} after ${sql.raw(event)} on ${sql.table(table)}
+          begin update ${sql.table(ROW_COUNTS_TABLE)} set total = total ${sql.raw(sign)} 1 where collection = ${sql.lit(table)} and shard = 0; end`.execute(trx)
+      }
+    },
     async indexNames (executor) {
       const result = await sql<{ name: string }>`select name from sqlite_master where type = 'index'`.execute(executor)
       return new Set(result.rows.map(row => row.name))

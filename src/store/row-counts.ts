@@ -1,0 +1,61 @@
+/**
+ * Row counts the database keeps itself. Triggers add every row inserted into a
+ * collection to its tally and take every deleted one from it, inside the
+ * writing transaction, so the `X-Total-Count` of a whole collection is a read
+ * of a few tally rows instead of a scan of millions, and it stays exact
+ * whatever wrote: this process or another, a cascade, a script, an older
+ * version of the service. A remembered count cannot do that under writes: on
+ * PostgreSQL with 1,000,000 tasks, ten writes a second took a list of 20 from
+ * about 1,300 requests a second to 65, every write sending each waiting list
+ * to count the table again.
+ *
+ * A collection's tally is spread over `Dialect.rowCountShards` rows. Each
+ * writing transaction adds to one of them, held locked until it commits, so
+ * concurrent writers to one collection rarely wait for one another's commit.
+ */
+import { CompiledQuery, type Kysely, type Transaction } from 'kysely'
+import type { Database, Dialect } from './dialect.js'
+
+export const ROW_COUNTS_TABLE = 'resourcery_row_counts'
+
+export async function createRowCountTable (trx: Transaction<Database>, dialect: Dialect): Promise<void> {
+  const integer = dialect.columnType('integer')
+  await trx.schema.createTable(ROW_COUNTS_TABLE).ifNotExists()
+    .addColumn('collection', 'text', column => column.notNull())
+    .addColumn('shard', integer, column => column.notNull())
+    .addColumn('total', integer, column => column.notNull())
+    .addPrimaryKeyConstraint(`${ROW_COUNTS_TABLE}_pkey`, ['collection', 'shard'])
+    .execute()
+}
+
+/**
+ * Starts keeping the count of every collection that has no tally yet: its
+ * triggers, then its rows counted once. Inside the migration transaction, which
+ * holds off concurrent writers to the table until the tally is in place (the
+ * trigger's creation locks the table on PostgreSQL; SQLite has one writer), so
+ * no row is counted twice or missed.
+ */
+export async function countRows (trx: Transaction<Database>, dialect: Dialect, collections: readonly string[]): Promise<string[]> {
+  const tallied = new Set((await trx.selectFrom(ROW_COUNTS_TABLE).select('collection').distinct().execute()).map(row => String(row.collection)))
+  const applied: string[] = []
+  for (const collection of collections) {
+    if (tallied.has(collection)) continue
+    await dialect.keepRowCount(trx, collection)
+    const counted = await trx.selectFrom(collection).select(eb => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()
+    const shards = Array.from({ length: dialect.rowCountShards }, (_, shard) => ({ collection, shard, total: shard === 0 ? Number(counted.n) : 0 }))
+    await trx.insertInto(ROW_COUNTS_TABLE).values(shards).execute()
+    applied.push(`count rows of ${collection}`)
+  }
+  return applied
+}
+
+/** The query that reads a collection's row count: the sum of its tally. */
+export function rowCountQuery (db: Kysely<Database>, collection: string): CompiledQuery<{ n: unknown }> {
+  return db.selectFrom(ROW_COUNTS_TABLE)
+    .select(eb => eb.fn.coalesce(eb.fn.sum<number>('total'), eb.lit(0)).as('n'))
+    .where('collection', '=', collection)
+    .compile()
+}
+
+/** A row count as read: PostgreSQL sums bigints into a numeric, which pg hands over as text. */
+export const countValue = (row: { n: unknown } | undefined): number => Number(row?.n ?? 0)

@@ -1,0 +1,145 @@
+/**
+ * A whole collection's X-Total-Count comes from a tally the database keeps
+ * with triggers (src/store/row-counts.ts). These tests hold it to the truth:
+ * after writes through the API, cascades, concurrent writers and writes by
+ * another connection that bypasses the service, and on a database that had
+ * rows before the tally existed. Runs on SQLite and PostgreSQL.
+ */
+import BetterSqlite3 from 'better-sqlite3'
+import type { FastifyInstance } from 'fastify'
+import pg from 'pg'
+import t, { type Test } from 'tap'
+import { ADMIN, body, buildTestApp, createProject, ON_POSTGRES, post, testDatabaseUrl } from '../helper.js'
+
+/** Another connection to the test's database, as another process or a script would have. */
+interface OtherConnection {
+  run (statement: string): Promise<void>
+  /** The table's rows, counted the slow way. */
+  count (table: string): Promise<number>
+}
+
+async function otherConnection (t: Test): Promise<OtherConnection> {
+  const url = await testDatabaseUrl(t)
+  if (!ON_POSTGRES) {
+    const db = new BetterSqlite3(url.slice('sqlite:'.length))
+    db.pragma('foreign_keys = ON')
+    db.pragma('busy_timeout = 5000')
+    t.teardown(() => db.close())
+    return {
+      async run (statement) { db.exec(statement) },
+      async count (table) { return Number(db.prepare(`select count(*) as n from ${table}`).pluck().get()) }
+    }
+  }
+  const client = new pg.Client({ connectionString: url })
+  await client.connect()
+  t.teardown(async () => { await client.end() })
+  return {
+    async run (statement) { await client.query(statement) },
+    async count (table) { return Number((await client.query(`select count(*) as n from ${table}`)).rows[0].n) }
+  }
+}
+
+async function totalCount (app: FastifyInstance, url: string): Promise<number> {
+  const response = await app.inject({ method: 'GET', url })
+  if (response.statusCode !== 200) throw new Error(`${url} answered ${response.statusCode}: ${response.body}`)
+  return Number(response.headers['x-total-count'])
+}
+
+async function createTask (app: FastifyInstance, projectId: number, name = 'a task'): Promise<number> {
+  const response = await post(app, '/v1/tasks', { name, projectId })
+  if (response.statusCode !== 201) throw new Error(`could not create a task: ${response.body}`)
+  return body(response).id as number
+}
+
+t.test('X-Total-Count of a whole collection follows creates, deletes and cascades exactly', async t => {
+  const app = await buildTestApp(t)
+  const db = await otherConnection(t)
+  t.equal(await totalCount(app, '/v1/tasks'), 0, 'an empty collection counts 0')
+  const kept = await createProject(app)
+  const doomed = await createProject(app)
+  const ids = []
+  for (let i = 0; i < 5; i++) ids.push(await createTask(app, kept.id as number))
+  for (let i = 0; i < 4; i++) await createTask(app, doomed.id as number)
+  t.equal(await totalCount(app, '/v1/tasks'), 9, 'every create counts')
+  t.equal(await totalCount(app, '/v1/projects'), 2, 'each collection has its own count')
+
+  t.equal((await app.inject({ method: 'DELETE', url: `/v1/tasks/${ids[0]!}` })).statusCode, 204)
+  t.equal(await totalCount(app, '/v1/tasks'), 8, 'a delete counts')
+  t.equal((await app.inject({ method: 'DELETE', url: `/v1/tasks/${ids[0]!}` })).statusCode, 404)
+  t.equal(await totalCount(app, '/v1/tasks'), 8, 'deleting what is gone changes nothing')
+  t.equal((await post(app, '/v1/tasks', { name: 'orphan', projectId: 99999 })).statusCode, 400)
+  t.equal(await totalCount(app, '/v1/tasks'), 8, 'a refused create changes nothing')
+  t.equal((await app.inject({ method: 'PATCH', url: `/v1/tasks/${ids[1]!}`, payload: { status: 'done' } })).statusCode, 200)
+  t.equal(await totalCount(app, '/v1/tasks'), 8, 'an update changes nothing')
+
+  t.equal((await app.inject({ method: 'DELETE', url: `/v1/projects/${doomed.id as number}` })).statusCode, 204)
+  t.equal(await totalCount(app, '/v1/tasks'), 4, 'the tasks a project took with it by cascade are uncounted')
+  t.equal(await totalCount(app, '/v1/projects'), 1)
+  t.equal(await totalCount(app, '/v1/tasks'), await db.count('tasks'), 'the count agrees with the table')
+  t.equal(await totalCount(app, `/v1/projects/${kept.id as number}/tasks`), 4, 'a nested list counts its own')
+  t.equal(await totalCount(app, '/v1/tasks?status=done'), 1, 'a filtered list counts its matches')
+})
+
+t.test('rows another connection writes, bypassing the service, are counted', async t => {
+  const app = await buildTestApp(t)
+  const db = await otherConnection(t)
+  const project = await createProject(app)
+  await createTask(app, project.id as number)
+  t.equal(await totalCount(app, '/v1/tasks'), 1)
+  const now = new Date().toISOString()
+  const values = Array.from({ length: 50 }, (_, i) => `(1, '${now}', '${now}', 'script ${i}', ${project.id as number}, 'todo', 3)`).join(', ')
+  await db.run(`insert into tasks (version, "createdAt", "updatedAt", name, "projectId", status, priority) values ${values}`)
+  t.equal(await totalCount(app, '/v1/tasks'), 51, 'a multi-row insert by a script')
+  await db.run("delete from tasks where name like 'script 1%'")
+  t.equal(await totalCount(app, '/v1/tasks'), 40, 'a multi-row delete by a script')
+  t.equal(await totalCount(app, '/v1/tasks'), await db.count('tasks'))
+})
+
+t.test('concurrent creates and deletes are each counted once', async t => {
+  const app = await buildTestApp(t)
+  const db = await otherConnection(t)
+  const project = await createProject(app)
+  const first = await Promise.all(Array.from({ length: 40 }, async (_, i) => await createTask(app, project.id as number, `first ${i}`)))
+  // Deletes of existing tasks race new creates: separate transactions, on PostgreSQL on separate connections.
+  const statuses = await Promise.all([
+    ...first.slice(0, 25).map(async id => (await app.inject({ method: 'DELETE', url: `/v1/tasks/${id}` })).statusCode),
+    ...Array.from({ length: 40 }, async (_, i) => (await post(app, '/v1/tasks', { name: `second ${i}`, projectId: project.id })).statusCode)
+  ])
+  t.same(statuses, [...Array(25).fill(204), ...Array(40).fill(201)], 'every write succeeded')
+  t.equal(await totalCount(app, '/v1/tasks'), 55)
+  t.equal(await db.count('tasks'), 55)
+})
+
+t.test('a database whose rows predate the tally is counted once at start, then kept', async t => {
+  const url = await testDatabaseUrl(t)
+  const first = await buildTestApp(t)
+  const project = await createProject(first)
+  for (let i = 0; i < 3; i++) await createTask(first, project.id as number)
+  await first.close()
+  // What a database from before row counts looks like: no triggers, no tally.
+  const db = await otherConnection(t)
+  for (const table of ['tasks', 'projects']) {
+    for (const event of ['inserts', 'deletes']) await db.run(`drop trigger if exists ${table}_count_${event}${ON_POSTGRES ? ` on ${table}` : ''}`)
+  }
+  await db.run('delete from resourcery_row_counts')
+  await db.run(`insert into tasks (version, "createdAt", "updatedAt", name, "projectId", status, priority) values (1, '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z', 'uncounted', ${project.id as number}, 'todo', 3)`)
+
+  const second = await buildTestApp(t, { databaseUrl: url })
+  t.equal(await totalCount(second, '/v1/tasks'), 4, 'rows written before the tally are in the count')
+  t.equal(await totalCount(second, '/v1/projects'), 1)
+  t.same((await second.store.migrate()).applied, [], 'the tally is made once')
+  await createTask(second, project.id as number)
+  await db.run("delete from tasks where name = 'uncounted'")
+  t.equal(await totalCount(second, '/v1/tasks'), 4, 'and writes after it are counted')
+  t.equal(await db.count('tasks'), 4)
+})
+
+t.test('the tally is made in the migration that creates or meets a collection, and recorded', async t => {
+  const app = await buildTestApp(t)
+  const db = await otherConnection(t)
+  await db.run('delete from resourcery_row_counts')
+  const { applied } = await app.store.migrate()
+  t.same(applied.filter(change => change.startsWith('count rows')).sort(), ['count rows of notes', 'count rows of projects', 'count rows of tasks'])
+  const list = await app.inject({ method: 'GET', url: '/v1/tasks', headers: { authorization: ADMIN } })
+  t.equal(list.headers['x-total-count'], '0')
+})
