@@ -210,14 +210,12 @@ export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs 
       }
       // Read before counting: a write in between makes the stamp stale, never the count.
       const stamp = await Promise.resolve(dialect.changeStamp?.()).catch(rethrow)
-      const key = `${resource.collection} ${JSON.stringify(where)}`
-      const known = stamp === undefined ? undefined : counts.get(key, stamp)
-      if (known !== undefined) return known
-      const row = await db.selectFrom(resource.collection).select(eb => eb.fn.countAll<number>().as('n'))
-        .where(matching(resource, where)).executeTakeFirst().catch(rethrow)
-      const total = Number(row?.n ?? 0)
-      if (stamp !== undefined) counts.set(key, stamp, total)
-      return total
+      const counted = async (): Promise<number> => {
+        const row = await db.selectFrom(resource.collection).select(eb => eb.fn.countAll<number>().as('n'))
+          .where(matching(resource, where)).executeTakeFirst().catch(rethrow)
+        return Number(row?.n ?? 0)
+      }
+      return stamp === undefined ? await counted() : await counts.remember(`${resource.collection} ${JSON.stringify(where)}`, stamp, counted)
     },
 
     async get (resource: Resource, id: number, options?: WriteOptions): Promise<StoredRecord | undefined> {

@@ -1,26 +1,35 @@
 /**
  * Answers remembered with the change stamp (Dialect.changeStamp) of the data
  * they were computed from, and given back only while the stamp is the same:
- * a count over a large table costs a scan, while checking the stamp is a
- * single read. Bounded; the oldest entry goes first.
+ * a filtered count over a large table costs a scan, while checking the stamp
+ * is a single read. The answer is remembered from the moment it is asked for,
+ * so requests that arrive while it is being computed, under the same stamp,
+ * share that one computation instead of each scanning the table: after a
+ * write, the 50 lists waiting for the new count start one count between them,
+ * not 50. Sharing is sound because an equal stamp means nothing was committed
+ * between the first request's stamp read and the later one's, so the one
+ * count sees every write either request must see. Bounded; the oldest entry
+ * goes first.
  */
 import { BoundedMap } from '../bounded-map.js'
 
 export interface StampedCache<T> {
-  get (key: string, stamp: string): T | undefined
-  set (key: string, stamp: string, value: T): void
+  /** The answer for `key` under `stamp`: remembered, being computed, or computed now by `compute`. */
+  remember (key: string, stamp: string, compute: () => Promise<T>): Promise<T>
 }
 
 export function stampedCache<T> (maxEntries = 1000): StampedCache<T> {
-  const entries = new BoundedMap<string, { readonly stamp: string, readonly value: T }>(maxEntries)
+  const entries = new BoundedMap<string, { readonly stamp: string, readonly answer: Promise<T> }>(maxEntries)
   return {
-    get (key, stamp) {
+    async remember (key, stamp, compute) {
       const entry = entries.get(key)
-      return entry?.stamp === stamp ? entry.value : undefined
-    },
-    set (key, stamp, value) {
+      if (entry?.stamp === stamp) return await entry.answer
+      const answer = compute()
       entries.delete(key)
-      entries.set(key, { stamp, value })
+      entries.set(key, { stamp, answer })
+      // A failure is not remembered: the next request tries again.
+      answer.catch(() => { if (entries.get(key)?.answer === answer) entries.delete(key) })
+      return await answer
     }
   }
 }

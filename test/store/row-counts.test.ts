@@ -3,13 +3,17 @@
  * with triggers (src/store/row-counts.ts). These tests hold it to the truth:
  * after writes through the API, cascades, concurrent writers and writes by
  * another connection that bypasses the service, and on a database that had
- * rows before the tally existed. Runs on SQLite and PostgreSQL.
+ * rows before the tally existed. A filtered count is still counted, once per
+ * change of the data however many requests want it. Runs on SQLite and
+ * PostgreSQL.
  */
 import BetterSqlite3 from 'better-sqlite3'
 import type { FastifyInstance } from 'fastify'
 import pg from 'pg'
 import t, { type Test } from 'tap'
+import { where } from '../../src/resources/define.js'
 import { ADMIN, body, buildTestApp, createProject, ON_POSTGRES, post, testDatabaseUrl } from '../helper.js'
+import { recordingStore } from '../support/recording-store.js'
 
 /** Another connection to the test's database, as another process or a script would have. */
 interface OtherConnection {
@@ -142,4 +146,20 @@ t.test('the tally is made in the migration that creates or meets a collection, a
   t.same(applied.filter(change => change.startsWith('count rows')).sort(), ['count rows of notes', 'count rows of projects', 'count rows of tasks'])
   const list = await app.inject({ method: 'GET', url: '/v1/tasks', headers: { authorization: ADMIN } })
   t.equal(list.headers['x-total-count'], '0')
+})
+
+t.test('requests that want the same filtered count at once share one count, and a write makes the next one count again', async t => {
+  const { store, sent, model } = await recordingStore(t)
+  const projects = model.get('projects')
+  const active = [where('active', 'eq', true)]
+  const counting = (): number => sent.filter(query => /count\(\*\)/i.test(query.sql)).length
+  await store.insert(projects, { name: 'one', active: true, tags: [] })
+  sent.length = 0
+  t.same(await Promise.all(Array.from({ length: 20 }, async () => await store.count(projects, active))), Array(20).fill(1))
+  t.equal(counting(), 1, '20 concurrent requests, one count')
+  t.equal(await store.count(projects, active), 1)
+  t.equal(counting(), 1, 'and it is remembered while nothing changes')
+  await store.insert(projects, { name: 'two', active: true, tags: [] })
+  t.same(await Promise.all(Array.from({ length: 20 }, async () => await store.count(projects, active))), Array(20).fill(2), 'a write is seen')
+  t.equal(counting(), 2, 'by one new count')
 })
