@@ -204,13 +204,11 @@ export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs 
     },
 
     async count (resource: Resource, where: readonly Condition[]): Promise<number> {
-      if (where.length === 0) {
-        const { rows } = await db.executeQuery(rowCounts.get(resource.collection)!).catch(rethrow)
-        return countValue(rows[0])
-      }
       // Read before counting: a write in between makes the stamp stale, never the count.
       const stamp = await Promise.resolve(dialect.changeStamp?.()).catch(rethrow)
       const counted = async (): Promise<number> => {
+        // A whole collection's count is its tally (row-counts.ts); a filtered one is counted.
+        if (where.length === 0) return countValue((await db.executeQuery(rowCounts.get(resource.collection)!).catch(rethrow)).rows[0])
         const row = await db.selectFrom(resource.collection).select(eb => eb.fn.countAll<number>().as('n'))
           .where(matching(resource, where)).executeTakeFirst().catch(rethrow)
         return Number(row?.n ?? 0)

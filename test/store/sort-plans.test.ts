@@ -100,8 +100,8 @@ t.test("a whole collection's count reads its tally, not the collection", async t
   for (const resource of model.resources) {
     sent.length = 0
     await store.count(resource, [])
-    t.equal(sent.length, 1, `${resource.collection}: one query`)
-    const steps = await plan(dialect.db, sent[0]!)
+    // Every query the count sent (on PostgreSQL the change stamp's too), as the tables it reads.
+    const steps = (await Promise.all(sent.map(async query => await plan(dialect.db, query)))).flat()
     const reads = steps.filter(step => step['Relation Name'] !== undefined)
     // A bitmap heap scan reads the rows its bitmap index scan found, by the same condition.
     t.ok(reads.length > 0 && reads.every(step => step['Relation Name'] === 'resourcery_row_counts' && (step['Index Cond'] ?? step['Recheck Cond']) !== undefined),
