@@ -9,9 +9,12 @@
  * about 1,300 requests a second to 65, every write sending each waiting list
  * to count the table again.
  *
- * A collection's tally is spread over `Dialect.rowCountShards` rows. Each
- * writing transaction adds to one of them, held locked until it commits, so
- * concurrent writers to one collection rarely wait for one another's commit.
+ * A collection's tally is spread over `Dialect.rowCountShards` rows (64 on
+ * PostgreSQL, 1 on SQLite, which has one writer anyway). Each write adds to one
+ * of them, picked at random, and holds it locked until its transaction
+ * commits, so concurrent writers to one collection rarely wait for one
+ * another's commit. While nothing changes, the store does not even read the
+ * tally: the count is remembered with the change stamp (stamped-cache.ts).
  */
 import { CompiledQuery, type Kysely, type Transaction } from 'kysely'
 import type { Database, Dialect } from './dialect.js'
