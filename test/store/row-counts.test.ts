@@ -114,6 +114,26 @@ t.test('concurrent creates and deletes are each counted once', async t => {
   t.equal(await db.count('tasks'), 55)
 })
 
+t.test('concurrent cascades and creates across collections neither deadlock nor miscount', async t => {
+  const app = await buildTestApp(t)
+  const db = await otherConnection(t)
+  const doomed = await Promise.all(Array.from({ length: 8 }, async () => await createProject(app)))
+  const kept = await createProject(app)
+  for (const project of doomed) for (let i = 0; i < 5; i++) await createTask(app, project.id as number)
+  // Each cascade updates the tasks tally and then the projects tally in one transaction, while
+  // creates of tasks and projects take their own tally rows: any two could meet on a row.
+  const statuses = await Promise.all([
+    ...doomed.map(async project => (await app.inject({ method: 'DELETE', url: `/v1/projects/${project.id as number}` })).statusCode),
+    ...Array.from({ length: 20 }, async (_, i) => (await post(app, '/v1/tasks', { name: `new ${i}`, projectId: kept.id })).statusCode),
+    ...Array.from({ length: 10 }, async (_, i) => (await post(app, '/v1/projects', { name: `new project ${i}` })).statusCode)
+  ])
+  t.same(statuses, [...Array(8).fill(204), ...Array(30).fill(201)], 'every write succeeded')
+  t.equal(await totalCount(app, '/v1/tasks'), 20)
+  t.equal(await db.count('tasks'), 20)
+  t.equal(await totalCount(app, '/v1/projects'), 11)
+  t.equal(await db.count('projects'), 11)
+})
+
 t.test('a database whose rows predate the tally is counted once at start, then kept', async t => {
   const url = await testDatabaseUrl(t)
   const first = await buildTestApp(t)
