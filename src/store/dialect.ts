@@ -53,9 +53,9 @@ export interface Dialect extends IndexTraits {
   /** How many tally rows hold one collection's row count (row-counts.ts). */
   readonly rowCountShards: number
   /**
-   * Makes the database add every row inserted into `table` to its tally in
-   * ROW_COUNTS_TABLE and take every deleted one from it, in the writing
-   * transaction (triggers). Inside the migration transaction.
+   * Makes the database add every row inserted into each of `tables` to its
+   * tally in ROW_COUNTS_TABLE and take every deleted one from it, in the
+   * writing transaction (triggers). Inside the migration transaction.
    */
-  keepRowCount (trx: Kysely<Database>, table: string): Promise<void>
+  keepRowCounts (trx: Kysely<Database>, tables: readonly string[]): Promise<void>
 }

@@ -120,7 +120,7 @@ export function openPostgres (options: PostgresOptions): Dialect {
       return rows[0]!.stamp
     },
     rowCountShards: ROW_COUNT_SHARDS,
-    async keepRowCount (trx, table) {
+    async keepRowCounts (trx, tables) {
       // A statement trigger: one tally update per insert or delete statement, however many rows it
       // changed (a cascade deletes a project's tasks in one statement), each to a shard picked at random.
       // PostgreSQL walks every earlier version a transaction made of a row each time it updates that row
@@ -142,11 +142,13 @@ export function openPostgres (options: PostgresOptions): Dialect {
           end if;
           return null;
         end $$`.execute(trx)
-      for (const [event, transition] of [['insert', 'new'], ['delete', 'old']] as const) {
-        const trigger = sql.id(`${table}_count_${event}s`)
-        await sql`drop trigger if exists ${trigger} on ${sql.table(table)}`.execute(trx)
-        await sql`create trigger ${trigger} after ${sql.raw(event)} on ${sql.table(table)} referencing ${sql.raw(transition)} table as changed_rows
-          for each statement execute function resourcery_count_rows()`.execute(trx)
+      for (const table of tables) {
+        for (const [event, transition] of [['insert', 'new'], ['delete', 'old']] as const) {
+          const trigger = sql.id(`${table}_count_${event}s`)
+          await sql`drop trigger if exists ${trigger} on ${sql.table(table)}`.execute(trx)
+          await sql`create trigger ${trigger} after ${sql.raw(event)} on ${sql.table(table)} referencing ${sql.raw(transition)} table as changed_rows
+            for each statement execute function resourcery_count_rows()`.execute(trx)
+        }
       }
     },
     async lockMigrations (executor) {

@@ -40,16 +40,15 @@ export async function createRowCountTable (trx: Transaction<Database>, dialect: 
  */
 export async function countRows (trx: Transaction<Database>, dialect: Dialect, collections: readonly string[]): Promise<string[]> {
   const tallied = new Set((await trx.selectFrom(ROW_COUNTS_TABLE).select('collection').distinct().execute()).map(row => String(row.collection)))
-  const applied: string[] = []
-  for (const collection of collections) {
-    if (tallied.has(collection)) continue
-    await dialect.keepRowCount(trx, collection)
-    const counted = await trx.selectFrom(collection).select(eb => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()
-    const shards = Array.from({ length: dialect.rowCountShards }, (_, shard) => ({ collection, shard, total: shard === 0 ? Number(counted.n) : 0 }))
+  const untallied = collections.filter(collection => !tallied.has(collection))
+  if (untallied.length === 0) return []
+  await dialect.keepRowCounts(trx, untallied)
+  for (const collection of untallied) {
+    const counted = countValue(await countOf(trx, collection).executeTakeFirst())
+    const shards = Array.from({ length: dialect.rowCountShards }, (_, shard) => ({ collection, shard, total: shard === 0 ? counted : 0 }))
     await trx.insertInto(ROW_COUNTS_TABLE).values(shards).execute()
-    applied.push(`count rows of ${collection}`)
   }
-  return applied
+  return untallied.map(collection => `count rows of ${collection}`)
 }
 
 /** The query that reads a collection's row count: the sum of its tally. */
@@ -60,5 +59,10 @@ export function rowCountQuery (db: Kysely<Database>, collection: string): Compil
     .compile()
 }
 
-/** A row count as read: PostgreSQL sums bigints into a numeric, which pg hands over as text. */
+/** Counts a table's rows (as `n`), the slow way: narrowed by the caller's where clause, if any. */
+export function countOf (executor: Kysely<Database>, table: string) {
+  return executor.selectFrom(table).select(eb => eb.fn.countAll<number>().as('n'))
+}
+
+/** A count as read: PostgreSQL counts into a bigint and sums bigints into a numeric, which pg may hand over as text. */
 export const countValue = (row: { n: unknown } | undefined): number => Number(row?.n ?? 0)

@@ -21,7 +21,7 @@ import type { Edit, InsertOptions, ListQuery, MigrationReport, Store, StoredReco
 import { conditionSql, type Where } from './conditions.js'
 import { listQuery } from './list-query.js'
 import { rowCodec, type Row } from './row-codec.js'
-import { countValue, rowCountQuery } from './row-counts.js'
+import { countOf, countValue, rowCountQuery } from './row-counts.js'
 import { migrateSchema } from './schema-migration.js'
 import { SECRETS_TABLE, tableSpec } from './tables.js'
 
@@ -151,8 +151,8 @@ export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs 
     const holders: string[] = []
     for (const link of resource.children) {
       if (link.onDelete === 'cascade') continue
-      const row = await db.selectFrom(link.child).select(eb => eb.fn.countAll<number>().as('n')).where(link.foreignKey, '=', id).executeTakeFirst()
-      if (Number(row?.n ?? 0) > 0) holders.push(`${String(row?.n)} ${link.child}`)
+      const held = countValue(await countOf(db, link.child).where(link.foreignKey, '=', id).executeTakeFirst())
+      if (held > 0) holders.push(`${held} ${link.child}`)
     }
     throw new StillReferenced(`this ${resource.singular} is still referenced by ${holders.join(' and ') || 'other records'}; delete or move them first`)
   }
@@ -209,9 +209,7 @@ export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs 
       const counted = async (): Promise<number> => {
         // A whole collection's count is its tally (row-counts.ts); a filtered one is counted.
         if (where.length === 0) return countValue((await db.executeQuery(rowCounts.get(resource.collection)!).catch(rethrow)).rows[0])
-        const row = await db.selectFrom(resource.collection).select(eb => eb.fn.countAll<number>().as('n'))
-          .where(matching(resource, where)).executeTakeFirst().catch(rethrow)
-        return Number(row?.n ?? 0)
+        return countValue(await countOf(db, resource.collection).where(matching(resource, where)).executeTakeFirst().catch(rethrow))
       }
       return stamp === undefined ? await counted() : await counts.remember(`${resource.collection} ${JSON.stringify(where)}`, stamp, counted)
     },

@@ -167,11 +167,13 @@ export function openSqlite (options: SqliteOptions): Dialect {
     changeStamp: () => `${String(dataVersion.get())}.${statements.writes}`,
     // One writer at a time: nobody waits on a single tally row that is not already waiting for the lock.
     rowCountShards: 1,
-    async keepRowCount (trx, table) {
+    async keepRowCounts (trx, tables) {
       // Row triggers (SQLite has no other kind); ON DELETE CASCADE fires them too. A trigger takes no parameters.
-      for (const [event, sign] of [['insert', '+'], ['delete', '-']] as const) {
-        await sql`create trigger if not exists ${sql.id(`${table}_count_${event}s`)} after ${sql.raw(event)} on ${sql.table(table)}
-          begin update ${sql.table(ROW_COUNTS_TABLE)} set total = total ${sql.raw(sign)} 1 where collection = ${sql.lit(table)} and shard = 0; end`.execute(trx)
+      for (const table of tables) {
+        for (const [event, sign] of [['insert', '+'], ['delete', '-']] as const) {
+          await sql`create trigger if not exists ${sql.id(`${table}_count_${event}s`)} after ${sql.raw(event)} on ${sql.table(table)}
+            begin update ${sql.table(ROW_COUNTS_TABLE)} set total = total ${sql.raw(sign)} 1 where collection = ${sql.lit(table)} and shard = 0; end`.execute(trx)
+        }
       }
     },
     async indexNames (executor) {
