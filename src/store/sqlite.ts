@@ -34,6 +34,9 @@ const TYPES: Record<ColumnKind, 'text' | 'integer' | 'real'> = {
   timestamp: 'text'
 }
 
+/** Page cache per connection, in KiB. */
+const CACHE_KIB = 8192
+
 /** Statements prepared once per distinct SQL text; the queries come from the definitions, so there are few. */
 const STATEMENT_CACHE_SIZE = 500
 
@@ -102,6 +105,10 @@ function connect ({ file, synchronous }: SqliteOptions): BetterSqlite3.Database 
   database.pragma(`synchronous = ${synchronous}`)
   database.pragma('foreign_keys = ON')
   database.pragma('busy_timeout = 5000')
+  // 8 MiB of page cache per connection, not better-sqlite3's 16: pages past it come from the OS's own
+  // cache for a system call each. Under random PATCHes the bench measured no CPU difference per write
+  // and 7 MB less resident memory; a write on the other connection empties the reader's cache anyway.
+  database.pragma(`cache_size = ${-CACHE_KIB}`)
   // SQLite's lower() and LIKE fold ASCII only; JavaScript folds all of Unicode, as PostgreSQL's ILIKE does.
   database.function('resourcery_fold', { deterministic: true }, (value: unknown) => typeof value === 'string' ? value.toLowerCase() : value)
   return database
