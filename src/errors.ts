@@ -102,8 +102,16 @@ export function annotationOf (error: unknown): ProblemAnnotation {
   return (error as Record<symbol, ProblemAnnotation | undefined>)[annotationKey] ?? {}
 }
 
+/**
+ * The detail of a 400: its one issue spelled out, or how many there are. An
+ * issue about the whole body or query (pointer "") is named by where it is.
+ */
+export function issuesSummary (issues: readonly ProblemIssue[], where?: string): string {
+  if (issues.length === 1) return `${issues[0]!.pointer || issues[0]!.in} ${issues[0]!.detail}`
+  return `${issues.length} values ${where === undefined ? '' : `in the ${where} `}are invalid`
+}
+
 /** A 400 that names every offending value; the handler turns `issues` into `errors`. */
 export function invalid (issues: readonly ProblemIssue[], detail?: string): Error {
-  const summary = detail ?? (issues.length === 1 ? `${issues[0]!.pointer} ${issues[0]!.detail}` : `${issues.length} values are invalid`)
-  return annotate(new ValidationFailed(summary), { issues })
+  return annotate(new ValidationFailed(detail ?? issuesSummary(issues)), { issues })
 }

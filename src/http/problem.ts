@@ -5,7 +5,7 @@
  */
 import { STATUS_CODES } from 'node:http'
 import { Type, type Static } from '@sinclair/typebox'
-import { annotationOf, catalogEntry, PROBLEM_TYPE_PREFIX, type IssueLocation, type ProblemIssue } from '../errors.js'
+import { annotationOf, catalogEntry, issuesSummary, PROBLEM_TYPE_PREFIX, type IssueLocation, type ProblemIssue } from '../errors.js'
 import { describeAjvErrors, type AjvError } from './ajv-issues.js'
 
 export const PROBLEM_MEDIA_TYPE = 'application/problem+json'
@@ -72,8 +72,7 @@ export function toProblem (error: unknown, context: ProblemContext): ProblemAnsw
   if (Array.isArray(err.validation)) {
     const where = LOCATIONS[err.validationContext ?? 'body'] ?? 'body'
     const issues = describeAjvErrors(err.validation, where, context.readOnly ?? [])
-    const detail = issues.length === 1 ? `${issues[0]!.pointer || where} ${issues[0]!.detail}` : `${issues.length} values in the ${where} are invalid`
-    return { status: 400, body: problemBody(400, detail, context, { slug: 'validation', title: 'Request is invalid' }, issues), unexpected: false }
+    return { status: 400, body: problemBody(400, issuesSummary(issues, where), context, { slug: 'validation', title: 'Request is invalid' }, issues), unexpected: false }
   }
   const entry = catalogEntry(err.code)
   if (entry !== undefined) {

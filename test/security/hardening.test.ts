@@ -28,7 +28,7 @@ t.test('query strings are bounded in length and in number of parameters', async 
   assertProblem(t, await app.inject({ method: 'GET', url: `/v1/projects?name=${'a'.repeat(5000)}` }), 414, 'uri-too-long')
   const many = Array.from({ length: 70 }, (_, i) => `p${i}=1`).join('&')
   const problem = assertProblem(t, await app.inject({ method: 'GET', url: `/v1/projects?${many}` }), 400)
-  t.match(problem.errors[0].detail, /at most 64/)
+  t.equal(problem.detail, 'query has 70 parameters; at most 64 are accepted')
 })
 
 t.test('duplicate JSON keys are refused rather than resolved silently', async t => {
