@@ -6,6 +6,7 @@
 import { STATUS_CODES } from 'node:http'
 import { Type, type Static } from '@sinclair/typebox'
 import { annotationOf, catalogEntry, issuesSummary, PROBLEM_TYPE_PREFIX, type IssueLocation, type ProblemIssue } from '../errors.js'
+import { stringEnum } from '../resources/model.js'
 import { describeAjvErrors, type AjvError } from './ajv-issues.js'
 
 export const PROBLEM_MEDIA_TYPE = 'application/problem+json'
@@ -19,7 +20,7 @@ export const Problem = Type.Object({
   requestId: Type.String({ description: 'Also in the X-Request-Id header and in the server log.' }),
   error: Type.Optional(Type.String({ description: 'OAuth 2.0 error code (RFC 6749 §5.2), on the token endpoint.' })),
   errors: Type.Optional(Type.Array(Type.Object({
-    in: Type.Union([Type.Literal('body'), Type.Literal('query'), Type.Literal('path'), Type.Literal('header')]),
+    in: stringEnum<IssueLocation>(['body', 'query', 'path', 'header']),
     pointer: Type.String({ description: 'JSON Pointer to the offending value.' }),
     detail: Type.String()
   }, { additionalProperties: false }), { description: 'Every offending value, for validation problems.' }))

@@ -3,7 +3,7 @@
  * types, delete rules) into the runtime model every other part of the engine
  * reads. Checks that need more than one definition live here.
  */
-import type { TSchema } from '@sinclair/typebox'
+import { Type, type SchemaOptions, type TSchema, type TUnsafe } from '@sinclair/typebox'
 import { DefinitionError, FILTER_OPERATORS, type OnDelete, type ResourceDefinition } from './define.js'
 
 /** How a field is held in storage, independent of the dialect. */
@@ -66,6 +66,16 @@ export function fieldKind (schema: TSchema): FieldKind {
   if (schema.type === 'boolean') return 'boolean'
   if (Array.isArray(schema.enum) && schema.enum.every((value: unknown) => typeof value === 'string')) return 'string'
   return 'json'
+}
+
+/**
+ * A closed set of strings as one `enum`, the form `normalizeSchema` gives
+ * fields, for the engine's own schemas. In a response schema, TypeBox's union
+ * of literals (`anyOf`) also makes fast-json-stringify give that response's
+ * serializer an Ajv instance of its own, to tell the branches apart.
+ */
+export function stringEnum<T extends string> (values: readonly T[], options: SchemaOptions = {}): TUnsafe<T> {
+  return Type.Unsafe<T>({ ...options, type: 'string', enum: [...values] })
 }
 
 /**

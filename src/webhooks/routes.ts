@@ -7,6 +7,7 @@ import type { FastifyInstance } from 'fastify'
 import { adminConfig, adminOperation, adminWriteConfig, credentialRoutes } from '../auth/admin-routes.js'
 import { DeliveryNotResendable, invalid, ResourceNotFound } from '../errors.js'
 import { Id } from '../resources/derive.js'
+import { stringEnum } from '../resources/model.js'
 import { jsonResponse, problemResponses } from '../resources/responses.js'
 import type { AttemptRecord, Subscription } from '../store/webhooks.js'
 import { patternIssues } from './events.js'
@@ -47,7 +48,7 @@ export const WebhookAttempt = Type.Object({
   durationMs: Type.Integer({ minimum: 0 }),
   responseStatus: Type.Union([Type.Integer(), Type.Null()]),
   error: Type.Union([Type.String(), Type.Null()]),
-  outcome: Type.Union([Type.Literal('succeeded'), Type.Literal('retrying'), Type.Literal('failed')]),
+  outcome: stringEnum(['succeeded', 'retrying', 'failed']),
   nextAttemptAt: NullableTimestamp
 }, { $id: 'WebhookAttempt', additionalProperties: false, description: 'One attempt at delivering an event.' })
 

@@ -50,6 +50,24 @@ t.test('/openapi.json serves an OpenAPI 3.1 document with stable names', async t
   t.notOk(document.paths['/health'].get.security, 'operations are public')
 })
 
+t.test('a closed set of strings is one enum everywhere in the document, never a union of literals', async t => {
+  const { json } = await openapiDocument(resources)
+  const unions: string[] = []
+  const isLiteral = (branch: { const?: unknown, enum?: unknown[] }): boolean =>
+    typeof branch.const === 'string' || (branch.enum?.length === 1 && typeof branch.enum[0] === 'string')
+  const walk = (node: unknown, path: string): void => {
+    if (typeof node !== 'object' || node === null) return
+    const { anyOf } = node as { anyOf?: Array<{ const?: unknown, enum?: unknown[] }> }
+    if (Array.isArray(anyOf) && anyOf.length > 1 && anyOf.every(isLiteral)) unions.push(path)
+    for (const [key, value] of Object.entries(node)) walk(value, `${path}/${key}`)
+  }
+  walk(JSON.parse(json), '')
+  // Clients generate one string union from an enum; in a response schema, `anyOf` also costs each serializer an Ajv instance.
+  t.same(unions, [], 'no anyOf of string literals')
+  const problem = JSON.parse(json).components.schemas.Problem
+  t.same(problem.properties.errors.items.properties.in, { type: 'string', enum: ['body', 'query', 'path', 'header'] })
+})
+
 t.test('/docs serves the interactive documentation with its assets, no CDN', async t => {
   const app = await buildTestApp(t)
   const page = await app.inject({ method: 'GET', url: '/docs' })
