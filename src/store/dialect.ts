@@ -58,4 +58,10 @@ export interface Dialect extends IndexTraits {
    * writing transaction (triggers). Inside the migration transaction.
    */
   keepRowCounts (trx: Kysely<Database>, tables: readonly string[]): Promise<void>
+  /**
+   * Makes the database keep, in VALUE_COUNTS_TABLE, how many rows of `table`
+   * hold each value of `column` (triggers). Inside the migration transaction.
+   * Undefined where filtered counts are counted instead (value-counts.ts).
+   */
+  keepValueCounts? (trx: Kysely<Database>, table: string, column: string): Promise<void>
 }

@@ -1,7 +1,8 @@
 /**
  * Bringing a database in line with the definitions: the engine's own tables,
  * then the additive plan of tables.ts (new tables, columns and indexes), then
- * the row counts of collections that have none yet (row-counts.ts), all in one
+ * the row counts of collections that have none yet (row-counts.ts) and the
+ * value counts of columns that have none yet (value-counts.ts), all in one
  * transaction under the dialect's migration lock, each change recorded.
  */
 import { sql, type Kysely, type Transaction } from 'kysely'
@@ -9,6 +10,7 @@ import { createCredentialTables } from './credentials.js'
 import type { Database, Dialect } from './dialect.js'
 import { createIdempotencyTable } from './idempotency.js'
 import { countRows, createRowCountTable } from './row-counts.js'
+import { countValues } from './value-counts.js'
 import { MigrationRefused, type MigrationReport } from './store.js'
 import { MIGRATIONS_TABLE, SECRETS_TABLE, planMigration, type ColumnSpec, type IndexSpec, type TableSpec } from './tables.js'
 import { createWebhookTables } from './webhook-tables.js'
@@ -73,6 +75,7 @@ export async function migrateSchema (db: Kysely<Database>, dialect: Dialect, spe
     const before = await dialect.indexNames(trx)
     for (const { table, index } of plan.indexes) if (!before.has(index.name)) applied.push(await createIndex(trx, table, index))
     applied.push(...await countRows(trx, dialect, specs.map(spec => spec.name)))
+    applied.push(...await countValues(trx, dialect, specs))
     const appliedAt = new Date().toISOString()
     for (const change of applied) await trx.insertInto(MIGRATIONS_TABLE).values({ appliedAt, change }).execute()
     return { applied }

@@ -23,6 +23,7 @@ import { listQuery } from './list-query.js'
 import { rowCodec, type Row } from './row-codec.js'
 import { countOf, countValue, rowCountQuery } from './row-counts.js'
 import { migrateSchema } from './schema-migration.js'
+import { readValueTally, tallyCount, talliedColumn, valueKey } from './value-counts.js'
 import { SECRETS_TABLE, tableSpec } from './tables.js'
 
 /** `{ column: value }` for columns and the values at the same positions. */
@@ -49,6 +50,7 @@ export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs 
   const { matching } = clauses
   const pageQuery = listQuery(db, codec, clauses, templated)
   const rowCounts = new Map(model.resources.map(resource => [resource.collection, rowCountQuery(db, resource.collection)]))
+  const tallied = new Map([...specs].map(([collection, spec]) => [collection, new Set(dialect.keepValueCounts === undefined ? [] : spec.tallied)]))
 
   /**
    * A query on the rows matching `conditions`, compiled once per shape when
@@ -206,9 +208,14 @@ export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs 
     async count (resource: Resource, where: readonly Condition[]): Promise<number> {
       // Read before counting: a write in between makes the stamp stale, never the count.
       const stamp = await Promise.resolve(dialect.changeStamp?.()).catch(rethrow)
+      const column = talliedColumn(tallied.get(resource.collection)!, where)
       const counted = async (): Promise<number> => {
-        // A whole collection's count is its tally (row-counts.ts); a filtered one is counted.
+        // A whole collection's count is its tally (row-counts.ts), so is one filtered on a tallied column (value-counts.ts); others are counted.
         if (where.length === 0) return countValue((await db.executeQuery(rowCounts.get(resource.collection)!).catch(rethrow)).rows[0])
+        if (column !== undefined) {
+          const keys = (item: Condition): string[] => (item.op === 'in' ? item.value as unknown[] : [item.value]).map(value => valueKey(codec.encode(resource, column, value)))
+          return tallyCount(await readValueTally(db, resource.collection, column).catch(rethrow), where.map(item => ({ op: item.op, keys: keys(item) })))
+        }
         return countValue(await countOf(db, resource.collection).where(matching(resource, where)).executeTakeFirst().catch(rethrow))
       }
       return stamp === undefined ? await counted() : await counts.remember(`${resource.collection} ${JSON.stringify(where)}`, stamp, counted)

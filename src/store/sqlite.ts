@@ -10,6 +10,7 @@ import type { ConstraintViolation, Database, Dialect } from './dialect.js'
 import { BoundedMap } from '../bounded-map.js'
 import { groupCommitWriter } from './group-commit.js'
 import { ROW_COUNTS_TABLE } from './row-counts.js'
+import { VALUE_COUNTS_TABLE } from './value-counts.js'
 import type { ColumnKind } from './tables.js'
 
 export type SqliteSynchronous = 'FULL' | 'NORMAL' | 'EXTRA'
@@ -181,6 +182,24 @@ export function openSqlite (options: SqliteOptions): Dialect {
           await sql`create trigger if not exists ${sql.id(`${table}_count_${event}s`)} after ${sql.raw(event)} on ${sql.table(table)}
             begin update ${sql.table(ROW_COUNTS_TABLE)} set total = total ${sql.raw(sign)} 1 where collection = ${sql.lit(table)} and shard = 0; end`.execute(trx)
         }
+      }
+    },
+    async keepValueCounts (trx, table, column) {
+      // Row triggers on the few rows of VALUE_COUNTS_TABLE; an update trigger fires only when the statement sets the column and the value changed.
+      const value = (row: 'new' | 'old') => sql`${sql.raw(row)}.${sql.id(column)}`
+      const add = sql`insert into ${sql.table(VALUE_COUNTS_TABLE)} (collection, field, value, total)
+        select ${sql.lit(table)}, ${sql.lit(column)}, cast(${value('new')} as text), 1 where ${value('new')} is not null
+        on conflict (collection, field, value) do update set total = total + 1;`
+      const take = sql`update ${sql.table(VALUE_COUNTS_TABLE)} set total = total - 1
+        where collection = ${sql.lit(table)} and field = ${sql.lit(column)} and value = cast(${value('old')} as text);`
+      const triggers = [
+        { event: 'insert', on: sql`insert`, when: sql`${value('new')} is not null`, body: add },
+        { event: 'delete', on: sql`delete`, when: sql`${value('old')} is not null`, body: take },
+        { event: 'update', on: sql`update of ${sql.id(column)}`, when: sql`${value('old')} is not ${value('new')}`, body: sql`${take} ${add}` }
+      ]
+      for (const { event, on, when, body } of triggers) {
+        await sql`create trigger if not exists ${sql.id(`${table}_${column}_count_${event}s`)} after ${on} on ${sql.table(table)}
+          when ${when} begin ${body} end`.execute(trx)
       }
     },
     async indexNames (executor) {

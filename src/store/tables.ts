@@ -43,6 +43,8 @@ export interface TableSpec {
   readonly name: string
   readonly columns: readonly ColumnSpec[]
   readonly indexes: readonly IndexSpec[]
+  /** Columns whose values form a small closed set (booleans, enums): counted per value where the dialect can (value-counts.ts). */
+  readonly tallied: readonly string[]
 }
 
 export const MIGRATIONS_TABLE = 'resourcery_migrations'
@@ -101,7 +103,8 @@ export function tableSpec (model: Model, resource: Resource, traits: IndexTraits
     ...fieldColumns(model, resource)
   ]
   const nullable = new Set(columns.filter(column => !column.notNull).map(column => column.name))
-  return { name: resource.collection, columns, indexes: indexes(resource, nullable, traits) }
+  const tallied = [...resource.fields.values()].filter(field => field.kind === 'boolean' || Array.isArray(field.schema.enum)).map(field => field.name)
+  return { name: resource.collection, columns, indexes: indexes(resource, nullable, traits), tallied }
 }
 
 /** What the database has now, as far as the plan needs to know. */
