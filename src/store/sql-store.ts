@@ -213,8 +213,7 @@ export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs 
         // A whole collection's count is its tally (row-counts.ts), so is one filtered on a tallied column (value-counts.ts); others are counted.
         if (where.length === 0) return countValue((await db.executeQuery(rowCounts.get(resource.collection)!).catch(rethrow)).rows[0])
         if (column !== undefined) {
-          const keys = (item: Condition): string[] => (item.op === 'in' ? item.value as unknown[] : [item.value]).map(value => valueKey(codec.encode(resource, column, value)))
-          return tallyCount(await readValueTally(db, resource.collection, column).catch(rethrow), where.map(item => ({ op: item.op, keys: keys(item) })))
+          return tallyCount(await readValueTally(db, resource.collection, column).catch(rethrow), where, value => valueKey(codec.encode(resource, column, value)))
         }
         return countValue(await countOf(db, resource.collection).where(matching(resource, where)).executeTakeFirst().catch(rethrow))
       }

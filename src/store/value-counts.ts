@@ -80,9 +80,6 @@ export async function readValueTally (db: Kysely<Database>, collection: string, 
   return { counts, rows: total }
 }
 
-/** An equality test of one column, with its values already encoded as stored. */
-export type TallyCondition = Pick<Condition, 'op'> & { readonly keys: readonly string[] }
-
 /**
  * The one column that all of `conditions` test with `eq`, `ne` or `in`, which
  * a tally can answer, or undefined.
@@ -94,12 +91,15 @@ export function talliedColumn (tallied: ReadonlySet<string>, conditions: readonl
 }
 
 /**
- * How many rows match every condition, from the counts per value and the
- * collection's row count (rows without a value are the difference). `ne` is
- * `IS DISTINCT FROM`, as in conditions.ts: a row without a value is not equal.
+ * How many rows match every condition (on one tallied column, see
+ * `talliedColumn`), from the counts per value and the collection's row count:
+ * rows without a value are the difference. `ne` is `IS DISTINCT FROM`, as in
+ * conditions.ts: a row without a value is not equal. `keyOf` keys a condition's
+ * value as the tally does (encoded as stored, then `valueKey`).
  */
-export function tallyCount ({ counts, rows }: ValueTally, conditions: readonly TallyCondition[]): number {
-  const holds = (key: string | null): boolean => conditions.every(({ op, keys }) => {
+export function tallyCount ({ counts, rows }: ValueTally, conditions: readonly Condition[], keyOf: (value: unknown) => string): number {
+  const tests = conditions.map(({ op, value }) => ({ op, keys: (op === 'in' ? value as unknown[] : [value]).map(keyOf) }))
+  const holds = (key: string | null): boolean => tests.every(({ op, keys }) => {
     if (op === 'ne') return key !== keys[0]
     return key !== null && keys.includes(key)
   })
