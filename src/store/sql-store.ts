@@ -208,10 +208,10 @@ export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs 
     async count (resource: Resource, where: readonly Condition[]): Promise<number> {
       // Read before counting: a write in between makes the stamp stale, never the count.
       const stamp = await Promise.resolve(dialect.changeStamp?.()).catch(rethrow)
-      const column = talliedColumn(tallied.get(resource.collection)!, where)
       const counted = async (): Promise<number> => {
         // A whole collection's count is its tally (row-counts.ts), so is one filtered on a tallied column (value-counts.ts); others are counted.
         if (where.length === 0) return countValue((await db.executeQuery(rowCounts.get(resource.collection)!).catch(rethrow)).rows[0])
+        const column = talliedColumn(tallied.get(resource.collection)!, where)
         if (column !== undefined) {
           return tallyCount(await readValueTally(db, resource.collection, column).catch(rethrow), where, value => valueKey(codec.encode(resource, column, value)))
         }

@@ -52,7 +52,7 @@ export async function countValues (trx: Transaction<Database>, dialect: Dialect,
       // A column tallied again (its log entry lost) starts over from the rows themselves.
       await trx.deleteFrom(VALUE_COUNTS_TABLE).where('collection', '=', table).where('field', '=', column).execute()
       if (counted.length > 0) {
-        await trx.insertInto(VALUE_COUNTS_TABLE).values(counted.map(row => ({ collection: table, field: column, value: valueKey(row.value), total: Number(row.n) }))).execute()
+        await trx.insertInto(VALUE_COUNTS_TABLE).values(counted.map(row => ({ collection: table, field: column, value: valueKey(row.value), total: countValue(row) }))).execute()
       }
       applied.push(installed(table, column))
     }
@@ -74,8 +74,9 @@ export async function readValueTally (db: Kysely<Database>, collection: string, 
   const counts = new Map<string, number>()
   let total = 0
   for (const row of rows) {
-    if (row.value === null) total = countValue({ n: row.total })
-    else counts.set(String(row.value), Number(row.total))
+    const n = countValue({ n: row.total })
+    if (row.value === null) total = n
+    else counts.set(String(row.value), n)
   }
   return { counts, rows: total }
 }
