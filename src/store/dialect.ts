@@ -50,8 +50,11 @@ export interface Dialect extends IndexTraits {
    * answer still holds. Undefined where the database offers no cheap way.
    */
   changeStamp? (): string | Promise<string>
-  /** How many tally rows hold one collection's row count (row-counts.ts). */
-  readonly rowCountShards: number
+  /**
+   * How many rows hold one tally: a collection's row count (row-counts.ts),
+   * or, when more than one, a value's count (value-counts.ts).
+   */
+  readonly tallyShards: number
   /**
    * Makes the database add every row inserted into each of `tables` to its
    * tally in ROW_COUNTS_TABLE and take every deleted one from it, in the
@@ -61,7 +64,6 @@ export interface Dialect extends IndexTraits {
   /**
    * Makes the database keep, in VALUE_COUNTS_TABLE, how many rows of `table`
    * hold each value of `column` (triggers). Inside the migration transaction.
-   * Undefined where filtered counts are counted instead (value-counts.ts).
    */
-  keepValueCounts? (trx: Kysely<Database>, table: string, column: string): Promise<void>
+  keepValueCounts (trx: Kysely<Database>, table: string, column: string): Promise<void>
 }

@@ -8,11 +8,8 @@ import { CompiledQuery, Kysely, PostgresDialect, sql, type SqlBool } from 'kysel
 import pg from 'pg'
 import { directWriter } from './group-commit.js'
 import type { ConstraintViolation, Database, Dialect } from './dialect.js'
-import { ROW_COUNTS_TABLE } from './row-counts.js'
+import { keepRowCounts, keepValueCounts, TALLY_SHARDS } from './postgres-tallies.js'
 import type { ColumnKind, ExistingColumn } from './tables.js'
-
-/** Tally rows per collection: each write adds to one picked at random, so few concurrent writers share a row lock. */
-const ROW_COUNT_SHARDS = 64
 
 export interface PostgresOptions {
   readonly url: string
@@ -119,38 +116,9 @@ export function openPostgres (options: PostgresOptions): Dialect {
       const { rows } = await db.executeQuery<{ stamp: string }>(SNAPSHOT)
       return rows[0]!.stamp
     },
-    rowCountShards: ROW_COUNT_SHARDS,
-    async keepRowCounts (trx, tables) {
-      // A statement trigger: one tally update per insert or delete statement, however many rows it
-      // changed (a cascade deletes a project's tasks in one statement), each to a shard picked at random.
-      // PostgreSQL walks every earlier version a transaction made of a row each time it updates that row
-      // again, so updating one row per inserted row took 87 s for 100,000 rows in one statement, and one
-      // shard per transaction made 20,000 one-row statements in one transaction 3 times slower. A
-      // statement that changed nothing takes no lock. The search path is fixed at creation, so that a
-      // write through another search path still updates this schema's tally.
-      const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(trx)
-      await sql`create or replace function resourcery_count_rows() returns trigger language plpgsql
-        set search_path = ${sql.id(rows[0]!.schema)} as $$
-        declare
-          changed bigint;
-          picked integer := floor(random() * ${sql.lit(ROW_COUNT_SHARDS)});
-        begin
-          select count(*) into changed from changed_rows;
-          if changed > 0 then
-            update ${sql.table(ROW_COUNTS_TABLE)} set total = total + case tg_op when 'DELETE' then -changed else changed end
-              where collection = tg_table_name and shard = picked;
-          end if;
-          return null;
-        end $$`.execute(trx)
-      for (const table of tables) {
-        for (const [event, transition] of [['insert', 'new'], ['delete', 'old']] as const) {
-          const trigger = sql.id(`${table}_count_${event}s`)
-          await sql`drop trigger if exists ${trigger} on ${sql.table(table)}`.execute(trx)
-          await sql`create trigger ${trigger} after ${sql.raw(event)} on ${sql.table(table)} referencing ${sql.raw(transition)} table as changed_rows
-            for each statement execute function resourcery_count_rows()`.execute(trx)
-        }
-      }
-    },
+    tallyShards: TALLY_SHARDS,
+    keepRowCounts,
+    keepValueCounts,
     async lockMigrations (executor) {
       // Held until the migration transaction ends: a second process waits, then finds nothing to do.
       await sql`select pg_advisory_xact_lock(hashtext('resourcery-migrate'))`.execute(executor)

@@ -9,7 +9,7 @@
  * about 1,300 requests a second to 65, every write sending each waiting list
  * to count the table again.
  *
- * A collection's tally is spread over `Dialect.rowCountShards` rows (64 on
+ * A collection's tally is spread over `Dialect.tallyShards` rows (64 on
  * PostgreSQL, 1 on SQLite, which has one writer anyway). Each write adds to one
  * of them, picked at random, and holds it locked until its transaction
  * commits, so concurrent writers to one collection rarely wait for one
@@ -45,7 +45,7 @@ export async function countRows (trx: Transaction<Database>, dialect: Dialect, c
   await dialect.keepRowCounts(trx, untallied)
   for (const collection of untallied) {
     const counted = countValue(await countOf(trx, collection).executeTakeFirst())
-    const shards = Array.from({ length: dialect.rowCountShards }, (_, shard) => ({ collection, shard, total: shard === 0 ? counted : 0 }))
+    const shards = Array.from({ length: dialect.tallyShards }, (_, shard) => ({ collection, shard, total: shard === 0 ? counted : 0 }))
     await trx.insertInto(ROW_COUNTS_TABLE).values(shards).execute()
   }
   return untallied.map(collection => `count rows of ${collection}`)

@@ -50,7 +50,7 @@ export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs 
   const { matching } = clauses
   const pageQuery = listQuery(db, codec, clauses, templated)
   const rowCounts = new Map(model.resources.map(resource => [resource.collection, rowCountQuery(db, resource.collection)]))
-  const tallied = new Map([...specs].map(([collection, spec]) => [collection, new Set(dialect.keepValueCounts === undefined ? [] : spec.tallied)]))
+  const tallied = new Map([...specs].map(([collection, spec]) => [collection, new Set(spec.tallied)]))
 
   /**
    * A query on the rows matching `conditions`, compiled once per shape when

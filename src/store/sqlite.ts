@@ -174,7 +174,7 @@ export function openSqlite (options: SqliteOptions): Dialect {
     async lockMigrations () {},
     changeStamp: () => `${String(dataVersion.get())}.${statements.writes}`,
     // One writer at a time: nobody waits on a single tally row that is not already waiting for the lock.
-    rowCountShards: 1,
+    tallyShards: 1,
     async keepRowCounts (trx, tables) {
       // Row triggers (SQLite has no other kind); ON DELETE CASCADE fires them too. A trigger takes no parameters.
       for (const table of tables) {

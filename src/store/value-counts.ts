@@ -7,12 +7,11 @@
  * write. With the tally, a count of conditions on one such column adds a few
  * numbers instead.
  *
- * Kept where the dialect can keep it (`Dialect.keepValueCounts`): SQLite, by
- * row triggers on insert, delete and an update that changes the value.
- * PostgreSQL still counts, in the database and without blocking this process,
- * once per change for all the requests waiting on it (stamped-cache.ts); its
- * statement triggers cannot be narrowed to the updates that change a column,
- * so every PATCH would pay for them.
+ * Kept by the dialect's triggers (`Dialect.keepValueCounts`) on insert,
+ * delete and an update that changes the value: row triggers on SQLite; on
+ * PostgreSQL statement triggers for inserts and deletes and a row trigger for
+ * such updates, each adding to one of `Dialect.tallyShards` rows per value
+ * (postgres-tallies.ts). An update of other columns fires none of them.
  */
 import { sql, type Kysely, type Transaction } from 'kysely'
 import type { Condition } from '../resources/define.js'
@@ -34,14 +33,18 @@ const installed = (table: string, column: string): string => `count values of ${
  * log says which columns are kept.
  */
 export async function countValues (trx: Transaction<Database>, dialect: Dialect, specs: readonly TableSpec[]): Promise<string[]> {
-  if (dialect.keepValueCounts === undefined) return []
-  await trx.schema.createTable(VALUE_COUNTS_TABLE).ifNotExists()
+  // Where a value's count is spread over shards (PostgreSQL), each has one row per shard.
+  const sharded = dialect.tallyShards > 1
+  const create = trx.schema.createTable(VALUE_COUNTS_TABLE).ifNotExists()
     .addColumn('collection', 'text', column => column.notNull())
     .addColumn('field', 'text', column => column.notNull())
     .addColumn('value', 'text', column => column.notNull())
     .addColumn('total', dialect.columnType('integer'), column => column.notNull())
-    .addPrimaryKeyConstraint(`${VALUE_COUNTS_TABLE}_pkey`, ['collection', 'field', 'value'])
-    .execute()
+  const key = `${VALUE_COUNTS_TABLE}_pkey`
+  await (sharded
+    ? create.addColumn('shard', dialect.columnType('integer'), column => column.notNull()).addPrimaryKeyConstraint(key, ['collection', 'field', 'value', 'shard'])
+    : create.addPrimaryKeyConstraint(key, ['collection', 'field', 'value'])
+  ).execute()
   const done = new Set((await trx.selectFrom(MIGRATIONS_TABLE).select('change').where('change', 'like', 'count values of %').execute()).map(row => String(row.change)))
   const applied: string[] = []
   for (const { name: table, tallied } of specs) {
@@ -52,7 +55,9 @@ export async function countValues (trx: Transaction<Database>, dialect: Dialect,
       // A column tallied again (its log entry lost) starts over from the rows themselves.
       await trx.deleteFrom(VALUE_COUNTS_TABLE).where('collection', '=', table).where('field', '=', column).execute()
       if (counted.length > 0) {
-        await trx.insertInto(VALUE_COUNTS_TABLE).values(counted.map(row => ({ collection: table, field: column, value: valueKey(row.value), total: countValue(row) }))).execute()
+        await trx.insertInto(VALUE_COUNTS_TABLE).values(counted.map(row => ({
+          collection: table, field: column, value: valueKey(row.value), ...sharded ? { shard: 0 } : {}, total: countValue(row)
+        }))).execute()
       }
       applied.push(installed(table, column))
     }
@@ -68,7 +73,8 @@ export interface ValueTally {
 }
 
 export async function readValueTally (db: Kysely<Database>, collection: string, field: string): Promise<ValueTally> {
-  const rows = await db.selectFrom(VALUE_COUNTS_TABLE).select(['value', 'total']).where('collection', '=', collection).where('field', '=', field)
+  const rows = await db.selectFrom(VALUE_COUNTS_TABLE).select(['value', eb => eb.fn.sum<number>('total').as('total')])
+    .where('collection', '=', collection).where('field', '=', field).groupBy('value')
     .unionAll(db.selectFrom(ROW_COUNTS_TABLE).select([sql<null>`null`.as('value'), eb => eb.fn.sum<number>('total').as('total')]).where('collection', '=', collection))
     .execute()
   const counts = new Map<string, number>()
