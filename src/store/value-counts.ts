@@ -29,8 +29,9 @@ const installed = (table: string, column: string): string => `count values of ${
 /**
  * Starts keeping the value counts of every tallied column that has none yet:
  * its triggers, then its rows counted once, inside the migration transaction
- * (SQLite has one writer, so no write falls between the two). The migration
- * log says which columns are kept.
+ * (creating a trigger locks the table on PostgreSQL; SQLite has one writer),
+ * so no write falls between the two. The migration log says which columns
+ * are kept.
  */
 export async function countValues (trx: Transaction<Database>, dialect: Dialect, specs: readonly TableSpec[]): Promise<string[]> {
   // Where a value's count is spread over shards (PostgreSQL), each has one row per shard.
