@@ -44,13 +44,16 @@ async function tallyFunction (trx: Kysely<Database>, name: string, body: RawBuil
     end $$`.execute(trx)
 }
 
+/** (Re)creates trigger `name` on `table`: `after <when> on <table> <how> execute function fn()`. */
+async function replaceTrigger (trx: Kysely<Database>, table: string, name: string, when: RawBuilder<unknown>, how: RawBuilder<unknown>, fn: string): Promise<void> {
+  await sql`drop trigger if exists ${sql.id(name)} on ${sql.table(table)}`.execute(trx)
+  await sql`create trigger ${sql.id(name)} after ${when} on ${sql.table(table)} ${how} execute function ${sql.id(fn)}()`.execute(trx)
+}
+
 /** Statement triggers after insert and after delete on `table`, over the transition table `changed_rows`. */
 async function onInsertsAndDeletes (trx: Kysely<Database>, table: string, prefix: string, fn: string): Promise<void> {
   for (const [event, transition] of [['insert', 'new'], ['delete', 'old']] as const) {
-    const trigger = sql.id(`${prefix}_${event}s`)
-    await sql`drop trigger if exists ${trigger} on ${sql.table(table)}`.execute(trx)
-    await sql`create trigger ${trigger} after ${sql.raw(event)} on ${sql.table(table)} referencing ${sql.raw(transition)} table as changed_rows
-      for each statement execute function ${sql.id(fn)}()`.execute(trx)
+    await replaceTrigger(trx, table, `${prefix}_${event}s`, sql.raw(event), sql`referencing ${sql.raw(transition)} table as changed_rows for each statement`, fn)
   }
 }
 
@@ -82,8 +85,6 @@ export async function keepValueCounts (trx: Kysely<Database>, table: string, col
 
   const changed = `resourcery_count_${table}_${column}_changes`
   await tallyFunction(trx, changed, addToValueCounts(table, column, sql`values (${value('old')}, -1), (${value('new')}, 1)`))
-  const trigger = sql.id(`${table}_${column}_count_updates`)
-  await sql`drop trigger if exists ${trigger} on ${sql.table(table)}`.execute(trx)
-  await sql`create trigger ${trigger} after update of ${sql.id(column)} on ${sql.table(table)}
-    for each row when (old.${sql.id(column)} is distinct from new.${sql.id(column)}) execute function ${sql.id(changed)}()`.execute(trx)
+  await replaceTrigger(trx, table, `${table}_${column}_count_updates`, sql`update of ${sql.id(column)}`,
+    sql`for each row when (old.${sql.id(column)} is distinct from new.${sql.id(column)})`, changed)
 }
