@@ -107,6 +107,12 @@ export interface ResourceDefinition extends ResourceOptions {
 
 const IDENTIFIER = /^[a-z][a-zA-Z0-9]*$/
 const COLLECTION = /^[a-z][a-z0-9-]*$/
+/** Collections and fields name tables and columns: PostgreSQL keeps no more of a name than this (and cuts it silently). */
+export const MAX_NAME_LENGTH = 63
+
+function checkLength (collection: string, what: string, name: string): void {
+  if (name.length > MAX_NAME_LENGTH) fail(collection, `${what} "${name}" is ${name.length} characters long; a database name holds at most ${MAX_NAME_LENGTH}`)
+}
 /** Names the engine itself puts on every representation. */
 export const RESERVED_FIELDS = ['id', 'links', 'createdAt', 'updatedAt', 'version'] as const
 
@@ -133,11 +139,13 @@ function checkFieldList (collection: string, what: string, names: readonly strin
 export function defineResource<P extends NamedProperties> (options: ResourceOptions<P>): ResourceDefinition {
   const { collection } = options
   if (!COLLECTION.test(collection)) fail(collection, 'collection must be lower-case letters, digits and dashes, starting with a letter')
+  checkLength(collection, 'collection', collection)
   const properties = options.fields.properties
   if (options.fields.type !== 'object' || properties === undefined) fail(collection, 'fields must be a Type.Object')
   if (properties.name === undefined || properties.name.type !== 'string') fail(collection, 'fields must declare "name" as a string')
   for (const field of Object.keys(properties)) {
     if (!IDENTIFIER.test(field)) fail(collection, `field "${field}" must be camelCase letters and digits`)
+    checkLength(collection, 'field', field)
     if ((RESERVED_FIELDS as readonly string[]).includes(field)) fail(collection, `field "${field}" is reserved by the engine`)
   }
   const unique = [...(options.unique ?? [])]
@@ -155,6 +163,7 @@ export function defineResource<P extends NamedProperties> (options: ResourceOpti
   }
   if (options.owner !== undefined) {
     if (!IDENTIFIER.test(options.owner)) fail(collection, `owner field "${options.owner}" must be camelCase`)
+    checkLength(collection, 'owner field', options.owner)
     if (options.owner in properties) fail(collection, `owner field "${options.owner}" is read-only and must not be among the writable fields`)
   }
   const deprecation = typeof options.deprecated === 'object' ? options.deprecated : undefined

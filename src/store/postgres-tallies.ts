@@ -24,8 +24,12 @@
  */
 import { sql, type Kysely, type RawBuilder } from 'kysely'
 import type { Database } from './dialect.js'
+import { fitName, POSTGRES_MAX_NAME_BYTES } from './identifiers.js'
 import { ROW_COUNTS_TABLE } from './row-counts.js'
 import { VALUE_COUNTS_TABLE } from './value-counts.js'
+
+/** Function and trigger names hold a table's and a column's names, which together can run past what PostgreSQL keeps. */
+const named = (name: string): string => fitName(name, POSTGRES_MAX_NAME_BYTES)
 
 /** Rows per tally: each write adds to one picked at random, so few concurrent writers share a row lock. */
 export const TALLY_SHARDS = 64
@@ -33,7 +37,7 @@ export const TALLY_SHARDS = 64
 /** Creates (or replaces) a trigger function whose body may use `picked`, the shard this firing adds to. */
 async function tallyFunction (trx: Kysely<Database>, name: string, body: RawBuilder<unknown>, declarations = sql.raw('')): Promise<void> {
   const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(trx)
-  await sql`create or replace function ${sql.id(name)}() returns trigger language plpgsql
+  await sql`create or replace function ${sql.id(named(name))}() returns trigger language plpgsql
     set search_path = ${sql.id(rows[0]!.schema)} as $$
     declare
       picked integer := floor(random() * ${sql.lit(TALLY_SHARDS)});
@@ -46,8 +50,8 @@ async function tallyFunction (trx: Kysely<Database>, name: string, body: RawBuil
 
 /** (Re)creates trigger `name` on `table`: `after <when> on <table> <how> execute function fn()`. */
 async function replaceTrigger (trx: Kysely<Database>, table: string, name: string, when: RawBuilder<unknown>, how: RawBuilder<unknown>, fn: string): Promise<void> {
-  await sql`drop trigger if exists ${sql.id(name)} on ${sql.table(table)}`.execute(trx)
-  await sql`create trigger ${sql.id(name)} after ${when} on ${sql.table(table)} ${how} execute function ${sql.id(fn)}()`.execute(trx)
+  await sql`drop trigger if exists ${sql.id(named(name))} on ${sql.table(table)}`.execute(trx)
+  await sql`create trigger ${sql.id(named(name))} after ${when} on ${sql.table(table)} ${how} execute function ${sql.id(named(fn))}()`.execute(trx)
 }
 
 /** Statement triggers after insert and after delete on `table`, over the transition table `changed_rows`. */

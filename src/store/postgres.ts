@@ -9,6 +9,7 @@ import pg from 'pg'
 import { directWriter } from './group-commit.js'
 import type { ConstraintViolation, Database, Dialect } from './dialect.js'
 import { keepRowCounts, keepValueCounts, TALLY_SHARDS } from './postgres-tallies.js'
+import { POSTGRES_MAX_NAME_BYTES } from './identifiers.js'
 import type { ColumnKind, ExistingColumn } from './tables.js'
 
 export interface PostgresOptions {
@@ -65,6 +66,7 @@ export function openPostgres (options: PostgresOptions): Dialect {
   return {
     name: 'postgres',
     descendingNullsLastNeedsIndex: true,
+    maxNameBytes: POSTGRES_MAX_NAME_BYTES,
     writesOneAtATime: false,
     db,
     // PostgreSQL groups concurrent commits into shared WAL flushes itself.

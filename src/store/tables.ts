@@ -6,6 +6,7 @@
 import type { FieldKind, Model, Resource } from '../resources/model.js'
 import type { OnDelete } from '../resources/define.js'
 import { sortKeys } from '../resources/query-schema.js'
+import { fitName } from './identifiers.js'
 
 export type ColumnKind = FieldKind | 'id' | 'timestamp'
 
@@ -37,6 +38,8 @@ export interface IndexTraits {
    * planner reads the non-null range and then the nulls from the ascending one.
    */
   readonly descendingNullsLastNeedsIndex: boolean
+  /** The longest index name the database keeps whole, in bytes (PostgreSQL cuts longer ones); none where there is no limit. */
+  readonly maxNameBytes?: number
 }
 
 export interface TableSpec {
@@ -71,7 +74,8 @@ function indexes (resource: Resource, nullable: ReadonlySet<string>, traits: Ind
   const result: IndexSpec[] = []
   const seen = new Set<string>()
   const add = (columns: readonly string[], unique: boolean, descending = false): void => {
-    const name = `${table}_${columns.join('_')}_${descending ? 'desc_' : ''}${unique ? 'key' : 'idx'}`
+    const whole = `${table}_${columns.join('_')}_${descending ? 'desc_' : ''}${unique ? 'key' : 'idx'}`
+    const name = traits.maxNameBytes === undefined ? whole : fitName(whole, traits.maxNameBytes)
     if (seen.has(name)) return
     seen.add(name)
     result.push({ name, columns, unique, ...(descending ? { descending } : {}) })

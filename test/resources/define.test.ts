@@ -12,6 +12,12 @@ t.test('a definition is checked on its own', async t => {
   t.throws(() => defineResource({ collection: 'things', fields: Type.Object(named), sortable: ['nope' as 'name'] }), /sortable names "nope"/)
   t.throws(() => defineResource({ collection: 'things', fields: Type.Object(named), owner: 'name' }), /read-only/)
   t.throws(() => defineResource({ collection: 'things', fields: Type.Object(named), relations: { x: belongsTo('others', { foreignKey: 'otherId' }) } }), /not a field/)
+  // Tables and columns are named after collections and fields, and PostgreSQL cuts names past 63 bytes.
+  const long = 'a'.repeat(64)
+  t.throws(() => defineResource({ collection: long, fields: Type.Object(named) }), /collection "a+" is 64 characters long; a database name holds at most 63/)
+  t.throws(() => defineResource({ collection: 'things', fields: Type.Object({ ...named, [long]: Type.String() }) }), /field "a+" is 64 characters long/)
+  t.throws(() => defineResource({ collection: 'things', fields: Type.Object(named), owner: long }), /owner field "a+" is 64 characters long/)
+  t.doesNotThrow(() => defineResource({ collection: long.slice(1), fields: Type.Object({ ...named, [long.slice(1)]: Type.String() }), owner: `b${long.slice(2)}` }), '63 characters are enough')
   const ok = defineResource({ collection: 'boxes', fields: Type.Object(named) })
   t.equal(ok.singular, 'boxe', 'default singular strips one s; set singular when English disagrees')
   t.ok(Object.isFrozen(ok))
