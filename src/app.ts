@@ -16,6 +16,7 @@ import { schemaEpoch } from './http/conditional.js'
 import { corsOptions } from './http/cors.js'
 import { loggerOptions, OneLineLogController, type LogDestination } from './http/request-log.js'
 import { transportOptions, type TlsMaterial } from './http/transport.js'
+import { buildSerializer } from './http/serializer.js'
 import { buildValidator } from './http/validator.js'
 import { CURRENT_VERSION, rewriteVersionedUrl } from './http/versions.js'
 import auth from './plugins/auth.js'
@@ -74,7 +75,7 @@ export async function buildApp ({ config, definitions, store: givenStore, logStr
     rewriteUrl: rewriteVersionedUrl,
     clientErrorHandler,
     routerOptions: { ignoreTrailingSlash: true },
-    schemaController: { compilersFactory: { buildValidator: buildValidator() } }
+    schemaController: { compilersFactory: { buildValidator: buildValidator(), buildSerializer: buildSerializer() } }
   } as FastifyServerOptions) as unknown as FastifyInstance
   app.server.maxConnections = config.maxConnections
   try {

@@ -7,6 +7,7 @@
  */
 import { AjvCompiler } from '@fastify/ajv-compiler'
 import type { FastifyServerOptions } from 'fastify'
+import { compiledOnce } from './compiled-once.js'
 
 export const AJV_OPTIONS = {
   removeAdditional: false,
@@ -78,14 +79,21 @@ type CompilerPool = (externalSchemas: ExternalSchemas, options: PoolOptions) => 
 
 type BuildValidator = NonNullable<NonNullable<NonNullable<FastifyServerOptions['schemaController']>['compilersFactory']>['buildValidator']>
 
+/** Validators compiled once per distinct part and schema (compiled-once.ts): many routes share a body, params or headers schema. */
+const shared = compiledOnce<Validate>()
+
 export function buildValidator (): BuildValidator {
   const pool = AjvCompiler() as unknown as CompilerPool
   const build = function buildStrictValidator (externalSchemas: ExternalSchemas, options: PoolOptions) {
-    const compile = pool(externalSchemas, { ...options, customOptions: { ...options?.customOptions, ...AJV_OPTIONS } })
+    const ajvOptions = { ...options, customOptions: { ...options?.customOptions, ...AJV_OPTIONS } }
+    const compile = pool(externalSchemas, ajvOptions)
+    const once = shared(externalSchemas, ajvOptions)
     return function compileRoutePart (route: RoutePart): Validate {
-      const validate = compile(route)
-      if (route.httpPart !== 'params' && route.httpPart !== 'querystring') return validate
-      return strictStrings(route.schema as PartSchema, validate)
+      return once(`${route.httpPart ?? ''} ${JSON.stringify(route.schema)}`, () => {
+        const validate = compile(route)
+        if (route.httpPart !== 'params' && route.httpPart !== 'querystring') return validate
+        return strictStrings(route.schema as PartSchema, validate)
+      })
     }
   }
   return build as unknown as BuildValidator
