@@ -43,11 +43,14 @@ export function convertString (type: string | undefined, raw: string): unknown {
 }
 
 function strictStrings (schema: PartSchema, validate: Validate): Validate {
-  const properties = Object.entries(schema.properties ?? {})
+  const properties = new Map(Object.entries(schema.properties ?? {}))
   const check: Validate = function validateStrings (data: unknown) {
     if (typeof data === 'object' && data !== null) {
       const values = data as Record<string, unknown>
-      for (const [name, property] of properties) {
+      // The few parameters given, not the many declared (a collection declares each filterable field with every operator).
+      for (const name of Object.keys(values)) {
+        const property = properties.get(name)
+        if (property === undefined) continue
         const raw = values[name]
         if (property.type === 'array') {
           // Comma-separated (`a,b`) or repeated (`x=a&x=b`): each item is converted on its own.

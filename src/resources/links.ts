@@ -33,22 +33,26 @@ export function represent (resource: Resource, record: StoredRecord): Record<str
   return body
 }
 
-/** The same query with one parameter set (in place if present), keeping every other parameter. */
-export function withParameter (path: string, search: string, name: string, value: string): string {
-  const params = new URLSearchParams(search)
-  const result = new URLSearchParams()
-  let placed = false
-  for (const [key, current] of params) {
-    if (key !== name) result.append(key, current)
-    else if (!placed) {
-      result.append(key, value)
-      placed = true
-    }
+/** One query parameter, form-encoded; brackets, commas, colons and stars are legal in a query and far easier to read unescaped. */
+function parameter (name: string, value: string): string {
+  return new URLSearchParams([[name, value]]).toString()
+    .replace(/%5B/g, '[').replace(/%5D/g, ']').replace(/%2C/g, ',').replace(/%3A/g, ':').replace(/%2A/g, '*')
+}
+
+/**
+ * The same query with one parameter set to a value (in place if present,
+ * else last), keeping every other parameter: `at(value)` for each link of a
+ * response, the query parsed once for all of them.
+ */
+export function withParameter (path: string, search: string, name: string): (value: string) => string {
+  const before: string[] = []
+  const after: string[] = []
+  let seen = false
+  for (const [key, current] of new URLSearchParams(search)) {
+    if (key === name) seen = true
+    else (seen ? after : before).push(parameter(key, current))
   }
-  if (!placed) result.append(name, value)
-  // Brackets, commas, colons and stars are legal in a query and far easier to read unescaped.
-  const query = result.toString().replace(/%5B/g, '[').replace(/%5D/g, ']').replace(/%2C/g, ',').replace(/%3A/g, ':').replace(/%2A/g, '*')
-  return `${path}?${query}`
+  return value => `${path}?${[...before, parameter(name, value), ...after].join('&')}`
 }
 
 const link = (target: string, rel: string): string => `<${target}>; rel="${rel}"`
@@ -56,7 +60,8 @@ const link = (target: string, rel: string): string => `<${target}>; rel="${rel}"
 /** RFC 8288 Link value for page-based navigation: first, prev, next, last as they apply. */
 export function pageLinks (path: string, search: string, page: number, limit: number, total: number): string {
   const last = Math.max(1, Math.ceil(total / limit))
-  const at = (target: number): string => withParameter(path, search, 'page', String(target))
+  const withPage = withParameter(path, search, 'page')
+  const at = (target: number): string => withPage(String(target))
   return [
     link(at(1), 'first'),
     ...(page > 1 ? [link(at(Math.min(page - 1, last)), 'prev')] : []),
@@ -67,8 +72,9 @@ export function pageLinks (path: string, search: string, page: number, limit: nu
 
 /** Link value for keyset navigation: first (a fresh scan) and next while there is more. */
 export function cursorLinks (path: string, search: string, next: string | undefined): string {
+  const at = withParameter(path, search, 'cursor')
   return [
-    link(withParameter(path, search, 'cursor', ''), 'first'),
-    ...(next === undefined ? [] : [link(withParameter(path, search, 'cursor', next), 'next')])
+    link(at(''), 'first'),
+    ...(next === undefined ? [] : [link(at(next), 'next')])
   ].join(', ')
 }

@@ -67,8 +67,9 @@ function parseSort (resource: Resource, raw: unknown, issues: ProblemIssue[]): S
 export const canonicalSort = (keys: readonly SortKey[]): string =>
   keys.map(key => key.direction === 'desc' ? `-${key.field}` : key.field).join(',')
 
-function namedFilters (resource: Resource, raw: unknown, context: FilterContext, issues: ProblemIssue[]): Condition[] {
+function namedFilters (resource: Resource, raw: unknown, now: Date, issues: ProblemIssue[]): Condition[] {
   if (raw === undefined) return []
+  const context = filterContext(now)
   const known = resource.definition.filters
   const conditions: Condition[] = []
   for (const name of list(String(raw))) {
@@ -130,7 +131,7 @@ export function parseListQuery (resource: Resource, raw: RawQuery, context: List
   if (nul !== undefined) issues.push(issue(nul, 'must not contain NUL characters'))
   const orderBy = parseSort(resource, raw.sort, issues)
   const sort = canonicalSort(orderBy)
-  const where = [...namedFilters(resource, raw.filter, filterContext(context.now), issues), ...fieldFilters(resource, raw)]
+  const where = [...namedFilters(resource, raw.filter, context.now, issues), ...fieldFilters(resource, raw)]
   const fields = sparseFields(resource, raw.fields, issues)
   const mode = raw.cursor === undefined ? 'page' : 'cursor'
   if (mode === 'cursor' && raw.page !== undefined) issues.push(issue('cursor', 'cannot be combined with page; use one or the other'))
