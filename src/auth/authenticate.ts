@@ -5,8 +5,8 @@
  */
 import type { FastifyRequest } from 'fastify'
 import { annotate, ScopeForbidden, ScopeMissing, Unauthenticated } from '../errors.js'
-import type { CredentialStore } from '../store/credentials.js'
-import { invalidToken, type JwtVerifier } from './jwt.js'
+import type { ApiKeyRecord, CredentialStore } from '../store/credentials.js'
+import { invalidToken, type JwtVerifier, type TokenClaims } from './jwt.js'
 import { hashApiKey, looksLikeApiKey, parseScopes } from './secrets.js'
 
 export const ADMIN_SCOPE = 'admin'
@@ -25,6 +25,27 @@ export interface Authenticator {
   authenticate (request: FastifyRequest): Promise<Principal>
 }
 
+/**
+ * A principal made once per source and reused while the source is: a verified
+ * token's claims and a looked-up key's record stay the same objects while they
+ * are cached (jwt.ts, api-key-cache.ts), so a hot credential costs no scope
+ * parsing or Set per request.
+ */
+function remembered<Source extends object> (make: (source: Source) => Principal): (source: Source) => Principal {
+  const made = new WeakMap<Source, Principal>()
+  return source => {
+    let principal = made.get(source)
+    if (principal === undefined) {
+      principal = make(source)
+      made.set(source, principal)
+    }
+    return principal
+  }
+}
+
+const ofClaims = remembered((claims: TokenClaims): Principal => ({ subject: claims.sub, scopes: new Set(parseScopes(claims.scope ?? '')), via: 'jwt' }))
+const ofApiKey = remembered((record: ApiKeyRecord): Principal => ({ subject: `api-key:${record.id}`, scopes: new Set(record.scopes), via: 'api-key' }))
+
 export function createAuthenticator (credentials: CredentialStore, verifyJwt: JwtVerifier): Authenticator {
   const touched = new Map<number, number>()
 
@@ -40,7 +61,7 @@ export function createAuthenticator (credentials: CredentialStore, verifyJwt: Jw
         request.log.warn({ err: error }, 'could not record the API key\'s last use')
       })
     }
-    return { subject: `api-key:${record.id}`, scopes: new Set(record.scopes), via: 'api-key' }
+    return ofApiKey(record)
   }
 
   return {
@@ -57,8 +78,7 @@ export function createAuthenticator (credentials: CredentialStore, verifyJwt: Jw
       }
       const token = match[2]!
       if (looksLikeApiKey(token)) return await apiKeyPrincipal(request, token)
-      const claims = await verifyJwt(token)
-      return { subject: claims.sub, scopes: new Set(parseScopes(claims.scope ?? '')), via: 'jwt' }
+      return ofClaims(await verifyJwt(token))
     }
   }
 }
