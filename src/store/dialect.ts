@@ -3,7 +3,7 @@
  * and the few places where databases differ (types, value encoding, error
  * codes). Everything else lives once in sql-store.ts.
  */
-import type { ColumnDataType, ColumnDefinitionBuilder, Expression, Kysely, SqlBool } from 'kysely'
+import type { ColumnDataType, ColumnDefinitionBuilder, CompiledQuery, Expression, Kysely, SqlBool } from 'kysely'
 import type { Writer } from './group-commit.js'
 import type { ColumnKind, ExistingColumn, IndexTraits } from './tables.js'
 
@@ -50,6 +50,13 @@ export interface Dialect extends IndexTraits {
    * answer still holds. Undefined where the database offers no cheap way.
    */
   changeStamp? (): string | Promise<string>
+  /**
+   * Runs a read at once on the read connection, where the driver is
+   * synchronous and that connection never holds a transaction (SQLite's
+   * reader): the rows without Kysely's asynchronous connection lock, which
+   * cost more than a lookup by id. Undefined where reads must go through `db`.
+   */
+  readAtOnce? <R> (query: CompiledQuery<R>): R[]
   /**
    * How many rows hold one tally: a collection's row count (row-counts.ts),
    * or, when more than one, a value's count (value-counts.ts).

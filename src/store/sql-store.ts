@@ -119,6 +119,15 @@ export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs 
     return compileMatching(resource, `get ${resource.collection}`, byId(id, options), [], (_, where) => executor.selectFrom(resource.collection).selectAll().where(where))
   }
 
+  /** The rows of a read on `db`: at once where the dialect can, else through Kysely; an unreachable database is a 503 either way. */
+  async function read<R> (query: CompiledQuery<R>): Promise<R[]> {
+    try {
+      return dialect.readAtOnce?.(query) ?? (await db.executeQuery(query)).rows
+    } catch (error) {
+      return rethrow(error)
+    }
+  }
+
   function rethrow (error: unknown): never {
     if (dialect.classify(error)?.kind === 'unavailable') throw new StoreUnavailable('the database is unavailable; try again shortly')
     throw error
@@ -201,8 +210,7 @@ export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs 
     },
 
     async list (resource: Resource, query: ListQuery): Promise<StoredRecord[]> {
-      const { rows } = await db.executeQuery<Row>(pageQuery(resource, query)).catch(rethrow)
-      return rows.map(row => codec.decode(resource, row))
+      return (await read<Row>(pageQuery(resource, query))).map(row => codec.decode(resource, row))
     },
 
     async count (resource: Resource, where: readonly Condition[]): Promise<number> {
@@ -210,7 +218,7 @@ export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs 
       const stamp = await Promise.resolve(dialect.changeStamp?.()).catch(rethrow)
       const counted = async (): Promise<number> => {
         // A whole collection's count is its tally (row-counts.ts), so is one filtered on a tallied column (value-counts.ts); others are counted.
-        if (where.length === 0) return countValue((await db.executeQuery(rowCounts.get(resource.collection)!).catch(rethrow)).rows[0])
+        if (where.length === 0) return countValue((await read(rowCounts.get(resource.collection)!))[0])
         const column = talliedColumn(tallied.get(resource.collection)!, where)
         if (column !== undefined) {
           return tallyCount(await readValueTally(db, resource.collection, column).catch(rethrow), where, value => valueKey(codec.encode(resource, column, value)))
@@ -221,8 +229,8 @@ export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs 
     },
 
     async get (resource: Resource, id: number, options?: WriteOptions): Promise<StoredRecord | undefined> {
-      const { rows } = await db.executeQuery<Row>(selectById(db, resource, id, options)).catch(rethrow)
-      return rows[0] === undefined ? undefined : codec.decode(resource, rows[0])
+      const [row] = await read<Row>(selectById(db, resource, id, options))
+      return row === undefined ? undefined : codec.decode(resource, row)
     },
 
     async insert (resource: Resource, values: Readonly<Record<string, unknown>>, options?: InsertOptions): Promise<StoredRecord> {

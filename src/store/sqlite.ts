@@ -5,7 +5,7 @@
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import BetterSqlite3 from 'better-sqlite3'
-import { Kysely, SqliteDialect, sql, type SqlBool } from 'kysely'
+import { Kysely, SqliteDialect, sql, type CompiledQuery, type SqlBool } from 'kysely'
 import type { ConstraintViolation, Database, Dialect } from './dialect.js'
 import { BoundedMap } from '../bounded-map.js'
 import { groupCommitWriter } from './group-commit.js'
@@ -173,6 +173,8 @@ export function openSqlite (options: SqliteOptions): Dialect {
     // The first write of the migration transaction takes SQLite's database lock; nothing more is needed.
     async lockMigrations () {},
     changeStamp: () => `${String(dataVersion.get())}.${statements.writes}`,
+    // An in-memory database has one connection, which a group of writes holds open across awaits: reads wait their turn there.
+    ...(options.file === ':memory:' ? {} : { readAtOnce: <R>(query: CompiledQuery<R>) => statements.prepare(query.sql).all(query.parameters) as R[] }),
     // One writer at a time: nobody waits on a single tally row that is not already waiting for the lock.
     tallyShards: 1,
     async keepRowCounts (trx, tables) {

@@ -1,7 +1,8 @@
 /**
  * The example model's store on the test's database (SQLite, or PostgreSQL in
  * the PostgreSQL run), recording every query it sends through its reading
- * connection (on PostgreSQL, its only one): what a test plans or counts is what runs.
+ * connection (on PostgreSQL, its only one), through Kysely or at once: what a
+ * test plans or counts is what runs.
  */
 import type { CompiledQuery } from 'kysely'
 import type { Test } from 'tap'
@@ -35,8 +36,13 @@ export async function recordingStore (t: Test): Promise<RecordingStore> {
     sent.push(query)
     return await execute(query)
   }
+  // And where the dialect reads at once, past the executor (SQLite's reader).
+  const readAtOnce = dialect.readAtOnce?.bind(dialect)
+  const recorded: Dialect = readAtOnce === undefined
+    ? dialect
+    : { ...dialect, readAtOnce: query => { sent.push(query); return readAtOnce(query) } }
   const model = buildModel(resources)
-  const store = createSqlStore(dialect, model, { apiKeyCacheMs: 0 })
+  const store = createSqlStore(recorded, model, { apiKeyCacheMs: 0 })
   t.teardown(async () => { await store.close() })
   await store.migrate()
   return { store, dialect, sent, model }
