@@ -24,8 +24,9 @@ export type CompileOnce<T> = (key: string, compile: () => T) => T
 export function compiledOnce<T> (): (externalSchemas: unknown, options: unknown) => CompileOnce<T> {
   const compiled = new BoundedMap<string, T>(MAX_COMPILED)
   return (externalSchemas, options) => {
-    // The same for every route of an app: digested once per factory call.
-    const context = hash('sha256', JSON.stringify([externalSchemas, options ?? null]))
+    // The same for every route of an app: digested once per factory call. Functions among the options
+    // (Ajv plugins, say) are written out by their source, which JSON would silently leave out.
+    const context = hash('sha256', JSON.stringify([externalSchemas, options ?? null], (_key, value: unknown) => typeof value === 'function' ? `function ${String(value)}` : value))
     return (key, compile) => {
       const full = `${context} ${key}`
       let result = compiled.get(full)

@@ -7,6 +7,7 @@
  */
 import { Type } from '@sinclair/typebox'
 import t from 'tap'
+import { compiledOnce } from '../../src/http/compiled-once.js'
 import { defineResource } from '../../src/resources/define.js'
 import { assertProblem, body, buildTestApp, pointers, post } from '../helper.js'
 
@@ -31,3 +32,13 @@ for (const [label, definition, own, other] of [
     t.same(body(list), [body(read)], 'the list writes the same fields')
   })
 }
+
+t.test('the key holds every input: options that differ only in a function are another context', async t => {
+  const shared = compiledOnce<string>()
+  const options = (plugin: () => void): unknown => ({ customOptions: { allErrors: true }, plugins: [plugin] })
+  t.equal(shared({ Thing: { type: 'object' } }, options(function first () {}))('body {}', () => 'first'), 'first')
+  t.equal(shared({ Thing: { type: 'object' } }, options(function second () {}))('body {}', () => 'second'), 'second', 'another plugin, compiled anew')
+  t.equal(shared({ Thing: { type: 'string' } }, options(function first () {}))('body {}', () => 'third'), 'third', 'other shared schemas, compiled anew')
+  t.equal(shared({ Thing: { type: 'object' } }, options(function first () {}))('body {}', () => 'fourth'), 'first', 'equal inputs reuse what was compiled')
+  t.equal(shared({ Thing: { type: 'object' } }, options(function first () {}))('querystring {}', () => 'fifth'), 'fifth', 'another key, compiled anew')
+})
