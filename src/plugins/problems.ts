@@ -40,7 +40,8 @@ function restate (request: FastifyRequest, error: unknown): unknown {
 function sendProblem (request: FastifyRequest, reply: FastifyReply, original: unknown): FastifyReply {
   const error = restate(request, original)
   const answer = toProblem(error, {
-    instance: instanceOf(request.url),
+    // The path as the client sent it: `/projects` with `Api-Version: 1` is rewritten to `/v1/projects` for routing only.
+    instance: instanceOf(request.originalUrl),
     requestId: request.id,
     readOnly: request.routeOptions.config?.readOnly
   })
