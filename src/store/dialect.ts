@@ -40,6 +40,8 @@ export interface Dialect extends IndexTraits {
   like (column: Expression<unknown>, pattern: string): Expression<SqlBool>
   /** Names of the indexes that exist (Kysely does not introspect indexes). */
   indexNames (db: Kysely<Database>): Promise<Set<string>>
+  /** Names of the triggers that exist, as stored. */
+  triggerNames (db: Kysely<Database>): Promise<Set<string>>
   /** The columns of every table in the schema the service uses. */
   columns (db: Kysely<Database>): Promise<Map<string, ExistingColumn[]>>
   /** Serializes concurrent migrations (several processes starting at once); inside the migration transaction. */

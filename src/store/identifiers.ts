@@ -23,3 +23,8 @@ export function fitName (name: string, maxBytes: number): string {
   if (Buffer.byteLength(name) <= maxBytes) return name
   return `${name.slice(0, maxBytes - DIGEST_LENGTH - 1)}_${hash('sha256', name).slice(0, DIGEST_LENGTH)}`
 }
+
+/** A derived name as the database stores it: fitted where names are limited (PostgreSQL), whole elsewhere. */
+export function storedName (limits: { readonly maxNameBytes?: number }, name: string): string {
+  return limits.maxNameBytes === undefined ? name : fitName(name, limits.maxNameBytes)
+}

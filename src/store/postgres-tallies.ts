@@ -26,6 +26,7 @@ import { sql, type Kysely, type RawBuilder } from 'kysely'
 import type { Database } from './dialect.js'
 import { fitName, POSTGRES_MAX_NAME_BYTES } from './identifiers.js'
 import { ROW_COUNTS_TABLE } from './row-counts.js'
+import { tallyTriggers } from './tally-triggers.js'
 import { VALUE_COUNTS_TABLE } from './value-counts.js'
 
 /** Function and trigger names hold a table's and a column's names, which together can run past what PostgreSQL keeps. */
@@ -48,16 +49,23 @@ async function tallyFunction (trx: Kysely<Database>, name: string, body: RawBuil
     end $$`.execute(trx)
 }
 
-/** (Re)creates trigger `name` on `table`: `after <when> on <table> <how> execute function fn()`. */
+/** What PostgreSQL made of a name longer than it keeps, before names were fitted: its first 63 bytes (derived names are ASCII). */
+const cut = (name: string): string => name.slice(0, POSTGRES_MAX_NAME_BYTES)
+
+/**
+ * (Re)creates trigger `name` on `table`: `after <when> on <table> <how> execute function fn()`.
+ * A trigger an older version left under the cut name goes too: it would count every row a second time.
+ */
 async function replaceTrigger (trx: Kysely<Database>, table: string, name: string, when: RawBuilder<unknown>, how: RawBuilder<unknown>, fn: string): Promise<void> {
+  if (cut(name) !== named(name)) await sql`drop trigger if exists ${sql.id(cut(name))} on ${sql.table(table)}`.execute(trx)
   await sql`drop trigger if exists ${sql.id(named(name))} on ${sql.table(table)}`.execute(trx)
   await sql`create trigger ${sql.id(named(name))} after ${when} on ${sql.table(table)} ${how} execute function ${sql.id(named(fn))}()`.execute(trx)
 }
 
-/** Statement triggers after insert and after delete on `table`, over the transition table `changed_rows`. */
-async function onInsertsAndDeletes (trx: Kysely<Database>, table: string, prefix: string, fn: string): Promise<void> {
-  for (const [event, transition] of [['insert', 'new'], ['delete', 'old']] as const) {
-    await replaceTrigger(trx, table, `${prefix}_${event}s`, sql.raw(event), sql`referencing ${sql.raw(transition)} table as changed_rows for each statement`, fn)
+/** Statement triggers `inserts` and `deletes` on `table`, over the transition table `changed_rows`. */
+async function onInsertsAndDeletes (trx: Kysely<Database>, table: string, [inserts, deletes]: readonly string[], fn: string): Promise<void> {
+  for (const [name, event, transition] of [[inserts!, 'insert', 'new'], [deletes!, 'delete', 'old']] as const) {
+    await replaceTrigger(trx, table, name, sql.raw(event), sql`referencing ${sql.raw(transition)} table as changed_rows for each statement`, fn)
   }
 }
 
@@ -69,7 +77,7 @@ export async function keepRowCounts (trx: Kysely<Database>, tables: readonly str
       update ${sql.table(ROW_COUNTS_TABLE)} set total = total + case tg_op when 'DELETE' then -changed else changed end
         where collection = tg_table_name and shard = picked;
     end if;`, sql`changed bigint;`)
-  for (const table of tables) await onInsertsAndDeletes(trx, table, `${table}_count`, 'resourcery_count_rows')
+  for (const table of tables) await onInsertsAndDeletes(trx, table, tallyTriggers(table), 'resourcery_count_rows')
 }
 
 /** Adds `delta` rows to the count of each value, in the order of the values, so that two writers lock tally rows in the same order. */
@@ -83,12 +91,13 @@ function addToValueCounts (table: string, column: string, changes: RawBuilder<un
 export async function keepValueCounts (trx: Kysely<Database>, table: string, column: string): Promise<void> {
   const value = (row: string): RawBuilder<unknown> => sql`cast(${sql.raw(row)}.${sql.id(column)} as text)`
   const counted = `resourcery_count_${table}_${column}`
+  const [inserts, deletes, updates] = tallyTriggers(table, column) as [string, string, string]
   await tallyFunction(trx, counted, addToValueCounts(table, column,
     sql`select ${value('changed_rows')}, case tg_op when 'DELETE' then -1 else 1 end from changed_rows`))
-  await onInsertsAndDeletes(trx, table, `${table}_${column}_count`, counted)
+  await onInsertsAndDeletes(trx, table, [inserts, deletes], counted)
 
   const changed = `resourcery_count_${table}_${column}_changes`
   await tallyFunction(trx, changed, addToValueCounts(table, column, sql`values (${value('old')}, -1), (${value('new')}, 1)`))
-  await replaceTrigger(trx, table, `${table}_${column}_count_updates`, sql`update of ${sql.id(column)}`,
+  await replaceTrigger(trx, table, updates, sql`update of ${sql.id(column)}`,
     sql`for each row when (old.${sql.id(column)} is distinct from new.${sql.id(column)})`, changed)
 }

@@ -114,6 +114,11 @@ export function openPostgres (options: PostgresOptions): Dialect {
       const result = await sql<{ name: string }>`select indexname as name from pg_indexes where schemaname = current_schema()`.execute(executor)
       return new Set(result.rows.map(row => row.name))
     },
+    async triggerNames (executor) {
+      const result = await sql<{ name: string }>`select t.tgname as name from pg_trigger t join pg_class c on c.oid = t.tgrelid
+        where c.relnamespace = current_schema()::regnamespace and not t.tgisinternal`.execute(executor)
+      return new Set(result.rows.map(row => row.name))
+    },
     async changeStamp () {
       const { rows } = await db.executeQuery<{ stamp: string }>(SNAPSHOT)
       return rows[0]!.stamp

@@ -18,6 +18,7 @@
  */
 import { CompiledQuery, type Kysely, type Transaction } from 'kysely'
 import type { Database, Dialect } from './dialect.js'
+import { tallyKept } from './tally-triggers.js'
 
 export const ROW_COUNTS_TABLE = 'resourcery_row_counts'
 
@@ -32,18 +33,21 @@ export async function createRowCountTable (trx: Transaction<Database>, dialect: 
 }
 
 /**
- * Starts keeping the count of every collection that has no tally yet: its
- * triggers, then its rows counted once. Inside the migration transaction, which
+ * Starts keeping the count of every collection that has no tally yet, or
+ * whose triggers are gone (tally-triggers.ts): its triggers, then its rows
+ * counted once, afresh. Inside the migration transaction, which
  * holds off concurrent writers to the table until the tally is in place (the
  * trigger's creation locks the table on PostgreSQL; SQLite has one writer), so
  * no row is counted twice or missed.
  */
 export async function countRows (trx: Transaction<Database>, dialect: Dialect, collections: readonly string[]): Promise<string[]> {
   const tallied = new Set((await trx.selectFrom(ROW_COUNTS_TABLE).select('collection').distinct().execute()).map(row => String(row.collection)))
-  const untallied = collections.filter(collection => !tallied.has(collection))
+  const triggers = await dialect.triggerNames(trx)
+  const untallied = collections.filter(collection => !tallied.has(collection) || !tallyKept(triggers, dialect, collection))
   if (untallied.length === 0) return []
   await dialect.keepRowCounts(trx, untallied)
   for (const collection of untallied) {
+    await trx.deleteFrom(ROW_COUNTS_TABLE).where('collection', '=', collection).execute()
     const counted = countValue(await countOf(trx, collection).executeTakeFirst())
     const shards = Array.from({ length: dialect.tallyShards }, (_, shard) => ({ collection, shard, total: shard === 0 ? counted : 0 }))
     await trx.insertInto(ROW_COUNTS_TABLE).values(shards).execute()

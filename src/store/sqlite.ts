@@ -10,6 +10,7 @@ import type { ConstraintViolation, Database, Dialect } from './dialect.js'
 import { BoundedMap } from '../bounded-map.js'
 import { groupCommitWriter } from './group-commit.js'
 import { ROW_COUNTS_TABLE } from './row-counts.js'
+import { tallyTriggers } from './tally-triggers.js'
 import { VALUE_COUNTS_TABLE } from './value-counts.js'
 import type { ColumnKind } from './tables.js'
 
@@ -115,6 +116,11 @@ function connect ({ file, synchronous }: SqliteOptions): BetterSqlite3.Database 
   return database
 }
 
+async function schemaObjects (executor: Kysely<Database>, type: 'index' | 'trigger'): Promise<Set<string>> {
+  const result = await sql<{ name: string }>`select name from sqlite_master where type = ${type}`.execute(executor)
+  return new Set(result.rows.map(row => row.name))
+}
+
 /**
  * Two connections to the file: reads on one, writes (grouped into shared
  * commits) on the other, so a read never waits for a group's fsync; WAL lets
@@ -180,8 +186,9 @@ export function openSqlite (options: SqliteOptions): Dialect {
     async keepRowCounts (trx, tables) {
       // Row triggers (SQLite has no other kind); ON DELETE CASCADE fires them too. A trigger takes no parameters.
       for (const table of tables) {
-        for (const [event, sign] of [['insert', '+'], ['delete', '-']] as const) {
-          await sql`create trigger if not exists ${sql.id(`${table}_count_${event}s`)} after ${sql.raw(event)} on ${sql.table(table)}
+        const [inserts, deletes] = tallyTriggers(table) as [string, string]
+        for (const [name, event, sign] of [[inserts, 'insert', '+'], [deletes, 'delete', '-']] as const) {
+          await sql`create trigger if not exists ${sql.id(name)} after ${sql.raw(event)} on ${sql.table(table)}
             begin update ${sql.table(ROW_COUNTS_TABLE)} set total = total ${sql.raw(sign)} 1 where collection = ${sql.lit(table)} and shard = 0; end`.execute(trx)
         }
       }
@@ -194,19 +201,18 @@ export function openSqlite (options: SqliteOptions): Dialect {
         on conflict (collection, field, value) do update set total = total + 1;`
       const take = sql`update ${sql.table(VALUE_COUNTS_TABLE)} set total = total - 1
         where collection = ${sql.lit(table)} and field = ${sql.lit(column)} and value = cast(${value('old')} as text);`
+      const [inserts, deletes, updates] = tallyTriggers(table, column) as [string, string, string]
       const triggers = [
-        { event: 'insert', on: sql`insert`, when: sql`${value('new')} is not null`, body: add },
-        { event: 'delete', on: sql`delete`, when: sql`${value('old')} is not null`, body: take },
-        { event: 'update', on: sql`update of ${sql.id(column)}`, when: sql`${value('old')} is not ${value('new')}`, body: sql`${take} ${add}` }
+        { name: inserts, on: sql`insert`, when: sql`${value('new')} is not null`, body: add },
+        { name: deletes, on: sql`delete`, when: sql`${value('old')} is not null`, body: take },
+        { name: updates, on: sql`update of ${sql.id(column)}`, when: sql`${value('old')} is not ${value('new')}`, body: sql`${take} ${add}` }
       ]
-      for (const { event, on, when, body } of triggers) {
-        await sql`create trigger if not exists ${sql.id(`${table}_${column}_count_${event}s`)} after ${on} on ${sql.table(table)}
+      for (const { name, on, when, body } of triggers) {
+        await sql`create trigger if not exists ${sql.id(name)} after ${on} on ${sql.table(table)}
           when ${when} begin ${body} end`.execute(trx)
       }
     },
-    async indexNames (executor) {
-      const result = await sql<{ name: string }>`select name from sqlite_master where type = 'index'`.execute(executor)
-      return new Set(result.rows.map(row => row.name))
-    }
+    indexNames: async executor => await schemaObjects(executor, 'index'),
+    triggerNames: async executor => await schemaObjects(executor, 'trigger')
   }
 }

@@ -6,7 +6,7 @@
 import type { FieldKind, Model, Resource } from '../resources/model.js'
 import type { OnDelete } from '../resources/define.js'
 import { sortKeys } from '../resources/query-schema.js'
-import { fitName } from './identifiers.js'
+import { storedName } from './identifiers.js'
 
 export type ColumnKind = FieldKind | 'id' | 'timestamp'
 
@@ -75,7 +75,7 @@ function indexes (resource: Resource, nullable: ReadonlySet<string>, traits: Ind
   const seen = new Set<string>()
   const add = (columns: readonly string[], unique: boolean, descending = false): void => {
     const whole = `${table}_${columns.join('_')}_${descending ? 'desc_' : ''}${unique ? 'key' : 'idx'}`
-    const name = traits.maxNameBytes === undefined ? whole : fitName(whole, traits.maxNameBytes)
+    const name = storedName(traits, whole)
     if (seen.has(name)) return
     seen.add(name)
     result.push({ name, columns, unique, ...(descending ? { descending } : {}) })

@@ -18,6 +18,7 @@ import type { Condition } from '../resources/define.js'
 import type { Database, Dialect } from './dialect.js'
 import { countValue, ROW_COUNTS_TABLE } from './row-counts.js'
 import { MIGRATIONS_TABLE, type TableSpec } from './tables.js'
+import { tallyKept } from './tally-triggers.js'
 
 export const VALUE_COUNTS_TABLE = 'resourcery_value_counts'
 
@@ -27,8 +28,8 @@ export const valueKey = (stored: unknown): string => String(stored)
 const installed = (table: string, column: string): string => `count values of ${table}.${column}`
 
 /**
- * Starts keeping the value counts of every tallied column that has none yet:
- * its triggers, then its rows counted once, inside the migration transaction
+ * Starts keeping the value counts of every tallied column that has none yet,
+ * or whose triggers are gone (tally-triggers.ts): its triggers, then its rows counted once, inside the migration transaction
  * (creating a trigger locks the table on PostgreSQL; SQLite has one writer),
  * so no write falls between the two. The migration log says which columns
  * are kept.
@@ -47,13 +48,14 @@ export async function countValues (trx: Transaction<Database>, dialect: Dialect,
     : create.addPrimaryKeyConstraint(key, ['collection', 'field', 'value'])
   ).execute()
   const done = new Set((await trx.selectFrom(MIGRATIONS_TABLE).select('change').where('change', 'like', 'count values of %').execute()).map(row => String(row.change)))
+  const triggers = await dialect.triggerNames(trx)
   const applied: string[] = []
   for (const { name: table, tallied } of specs) {
-    for (const column of tallied.filter(column => !done.has(installed(table, column)))) {
+    for (const column of tallied.filter(column => !done.has(installed(table, column)) || !tallyKept(triggers, dialect, table, column))) {
       await dialect.keepValueCounts(trx, table, column)
       const counted = await trx.selectFrom(table).select([sql.ref(column).as('value'), eb => eb.fn.countAll<number>().as('n')])
         .where(column, 'is not', null).groupBy(column).execute()
-      // A column tallied again (its log entry lost) starts over from the rows themselves.
+      // A column tallied again (its log entry or a trigger lost) starts over from the rows themselves.
       await trx.deleteFrom(VALUE_COUNTS_TABLE).where('collection', '=', table).where('field', '=', column).execute()
       if (counted.length > 0) {
         await trx.insertInto(VALUE_COUNTS_TABLE).values(counted.map(row => ({
