@@ -26,12 +26,12 @@ export interface ConditionSql {
   matching (resource: Resource, conditions: readonly Condition[]): Where
   /**
    * Rows strictly after a keyset position, under an order where missing values
-   * sort last in either direction, as branches whose union they are: (k1
-   * beyond v1), (k1 = v1 AND k2 beyond v2), … and, for a key that can be
-   * missing, (… AND ki IS NULL) on its own. Each branch is one range of an
-   * index on the keys, so each can be entered at its start and read in order.
-   * The values are already encoded (or stand-ins for them); which are missing
-   * decides the branches.
+   * sort last in either direction, as branches whose union they are, in the
+   * order their rows come: … (k1 = v1 AND k2 beyond v2), (k1 = v1 AND k2 IS
+   * NULL), (k1 beyond v1), (k1 IS NULL), a key's IS NULL branch only where it
+   * can be missing. Each branch is one range of an index on the keys, so each
+   * can be entered at its start and read in order. The values are already
+   * encoded (or stand-ins for them); which are missing decides the branches.
    */
   keyset (resource: Resource, orderBy: readonly SortKey[], values: readonly unknown[]): Where[]
 }
@@ -49,7 +49,8 @@ export function conditionSql (dialect: Dialect, rows: RowCodec): ConditionSql {
 
     keyset: (resource, orderBy, values) => {
       const branches: Where[] = []
-      for (let i = 0; i < orderBy.length; i++) {
+      // From the last key to the first: the rows that tie on more keys come first.
+      for (let i = orderBy.length - 1; i >= 0; i--) {
         const { field, direction } = orderBy[i]!
         const value = values[i]
         // Nothing sorts after a missing value but other missing values, which the next key orders.

@@ -60,6 +60,12 @@ export interface Dialect extends IndexTraits {
    */
   readAtOnce? <R> (query: CompiledQuery<R>): R[]
   /**
+   * Runs `read`, which reads with `readAtOnce` only, in one read transaction
+   * on the read connection: its queries see one state of the data. Defined
+   * where `readAtOnce` is.
+   */
+  inOneSnapshot? <T> (read: () => T): T
+  /**
    * How many rows hold one tally: a collection's row count (row-counts.ts),
    * or, when more than one, a value's count (value-counts.ts).
    */

@@ -128,6 +128,22 @@ export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs 
     }
   }
 
+  /** Queries read one after another in one snapshot, so no write lands between them, until `limit` rows are in. */
+  function readInTurn<R> (queries: ReadonlyArray<CompiledQuery<R>>, limit: number): R[] {
+    try {
+      return dialect.inOneSnapshot!(() => {
+        const rows: R[] = []
+        for (const query of queries) {
+          rows.push(...dialect.readAtOnce!(query))
+          if (rows.length >= limit) break
+        }
+        return rows.slice(0, limit)
+      })
+    } catch (error) {
+      return rethrow(error)
+    }
+  }
+
   function rethrow (error: unknown): never {
     if (dialect.classify(error)?.kind === 'unavailable') throw new StoreUnavailable('the database is unavailable; try again shortly')
     throw error
@@ -210,7 +226,9 @@ export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs 
     },
 
     async list (resource: Resource, query: ListQuery): Promise<StoredRecord[]> {
-      return (await read<Row>(pageQuery(resource, query))).map(row => codec.decode(resource, row))
+      const queries = pageQuery(resource, query, dialect.inOneSnapshot !== undefined)
+      const rows = queries.length === 1 ? await read<Row>(queries[0]!) : readInTurn<Row>(queries, query.limit)
+      return rows.map(row => codec.decode(resource, row))
     },
 
     async count (resource: Resource, where: readonly Condition[]): Promise<number> {

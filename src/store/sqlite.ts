@@ -134,6 +134,8 @@ export function openSqlite (options: SqliteOptions): Dialect {
   const writing = options.file === ':memory:' ? db : new Kysely<Database>({ dialect: new SqliteDialect({ database: reusingStatements(connect(options)) }) })
   // data_version changes when another connection commits (the writer, another process); writes on this one are counted.
   const dataVersion = reading.prepare('pragma data_version').pluck()
+  // A deferred transaction: its snapshot is taken by the first read in it.
+  const snapshot = reading.transaction((read: () => unknown) => read())
 
   return {
     name: 'sqlite',
@@ -180,7 +182,12 @@ export function openSqlite (options: SqliteOptions): Dialect {
     async lockMigrations () {},
     changeStamp: () => `${String(dataVersion.get())}.${statements.writes}`,
     // An in-memory database has one connection, which a group of writes holds open across awaits: reads wait their turn there.
-    ...(options.file === ':memory:' ? {} : { readAtOnce: <R>(query: CompiledQuery<R>) => statements.prepare(query.sql).all(query.parameters) as R[] }),
+    ...(options.file === ':memory:'
+      ? {}
+      : {
+          readAtOnce: <R>(query: CompiledQuery<R>) => statements.prepare(query.sql).all(query.parameters) as R[],
+          inOneSnapshot: <T>(read: () => T) => snapshot(read) as T
+        }),
     // One writer at a time: nobody waits on a single tally row that is not already waiting for the lock.
     tallyShards: 1,
     async keepRowCounts (trx, tables) {

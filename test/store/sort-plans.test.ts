@@ -44,12 +44,21 @@ async function plan (db: Kysely<Database>, query: CompiledQuery): Promise<PlanNo
 
 const sortSteps = (steps: PlanNode[]): string[] => steps.map(step => step['Node Type']).filter(type => /Sort|B-TREE FOR ORDER BY/.test(type))
 
-/** The one query a page of `raw` sends. */
-async function pageQuery (store: Store, sent: CompiledQuery[], resource: Resource, raw: Record<string, string>, cursors: CursorCodec): Promise<CompiledQuery> {
+/**
+ * The queries a page of `raw` sends: one, or on SQLite after a cursor's
+ * position that several index ranges follow, one per range (on an empty
+ * table, each of them), read in turn.
+ */
+async function pageQueries (store: Store, sent: CompiledQuery[], resource: Resource, raw: Record<string, string>, cursors: CursorCodec): Promise<CompiledQuery[]> {
   sent.length = 0
   await store.list(resource, parseListQuery(resource, raw, { now: new Date(), cursors }).store)
-  if (sent.length !== 1) throw new Error(`a page sent ${sent.length} queries`)
-  return sent[0]!
+  if (sent.length === 0) throw new Error('a page sent no query')
+  return [...sent]
+}
+
+/** The steps of the plans of every query a page sends. */
+async function pagePlan (db: Kysely<Database>, queries: readonly CompiledQuery[]): Promise<PlanNode[]> {
+  return (await Promise.all(queries.map(async query => await plan(db, query)))).flat()
 }
 
 t.test('every sort key, either direction, page or cursor, is read in order from an index', async t => {
@@ -59,7 +68,7 @@ t.test('every sort key, either direction, page or cursor, is read in order from 
     for (const key of sortKeys(resource)) {
       const queries: Array<Record<string, string>> = [{ sort: key }, { sort: `-${key}` }, { sort: `-${key}`, cursor: '' }]
       for (const raw of queries) {
-        const steps = await plan(dialect.db, await pageQuery(store, sent, resource, raw, cursors))
+        const steps = await pagePlan(dialect.db, await pageQueries(store, sent, resource, raw, cursors))
         t.same(sortSteps(steps), [], `${resource.collection}?${new URLSearchParams(raw).toString()}: no sort step`)
       }
     }
@@ -86,7 +95,7 @@ t.test('a cursor page enters the index at its position instead of reading up to 
         for (const sort of [key, `-${key}`]) {
           const { sort: canonical } = parseListQuery(resource, { sort }, { now: new Date(), cursors })
           const raw = { sort, cursor: cursors.encode({ sort: canonical, values: key === 'id' ? [7] : [value, 7] }) }
-          const reads = (await plan(dialect.db, await pageQuery(store, sent, resource, raw, cursors))).filter(step => step['Relation Name'] === resource.collection)
+          const reads = (await pagePlan(dialect.db, await pageQueries(store, sent, resource, raw, cursors))).filter(step => step['Relation Name'] === resource.collection)
           t.ok(reads.length > 0 && reads.every(step => step['Index Cond'] !== undefined),
             `${resource.collection}?sort=${sort} after ${JSON.stringify(value)}: every read of the table is bounded by the index (${reads.map(step => step['Node Type']).join('; ')})`)
         }
