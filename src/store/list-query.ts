@@ -18,16 +18,17 @@ import type { ListQuery } from './store.js'
 type RowSelect = SelectQueryBuilder<Database, string, Row>
 
 /**
- * The queries of a page: one, or with `inRanges`, after a position that more
- * than one index range follows, one per range in the order their rows come,
+ * The queries of a page: one, or where the store reads in ranges, after a
+ * position that more than one index range follows, one per range in the order their rows come,
  * each up to the page's length. Reading the union instead read every range in
  * full (and whole rows) and sorted them again: 214 µs against 84 for the first
  * range alone, on SQLite with 100,000 tasks after a position on `dueDate`.
  */
-export type PageQuery = (resource: Resource, query: ListQuery, inRanges: boolean) => CompiledQuery[]
+export type PageQuery = (resource: Resource, query: ListQuery) => CompiledQuery[]
 
-export function listQuery (db: Kysely<Database>, codec: RowCodec, clauses: ConditionSql, templated: QueryTemplates): PageQuery {
-  return (resource, query, inRanges) => {
+/** `inRanges`: the store can read several queries in one snapshot (`Dialect.inOneSnapshot`). */
+export function listQuery (db: Kysely<Database>, codec: RowCodec, clauses: ConditionSql, templated: QueryTemplates, inRanges: boolean): PageQuery {
+  return (resource, query) => {
     const { where, orderBy } = query
     const position = query.after?.map((value, i) => value === null || value === undefined ? null : codec.encode(resource, orderBy[i]!.field, value))
 

@@ -48,7 +48,7 @@ export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs 
   const codec = rowCodec(dialect, specs)
   const clauses = conditionSql(dialect, codec)
   const { matching } = clauses
-  const pageQuery = listQuery(db, codec, clauses, templated)
+  const pageQuery = listQuery(db, codec, clauses, templated, dialect.inOneSnapshot !== undefined)
   const rowCounts = new Map(model.resources.map(resource => [resource.collection, rowCountQuery(db, resource.collection)]))
   const tallied = new Map([...specs].map(([collection, spec]) => [collection, new Set(spec.tallied)]))
 
@@ -226,7 +226,7 @@ export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs 
     },
 
     async list (resource: Resource, query: ListQuery): Promise<StoredRecord[]> {
-      const queries = pageQuery(resource, query, dialect.inOneSnapshot !== undefined)
+      const queries = pageQuery(resource, query)
       const rows = queries.length === 1 ? await read<Row>(queries[0]!) : readInTurn<Row>(queries, query.limit)
       return rows.map(row => codec.decode(resource, row))
     },
