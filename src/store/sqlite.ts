@@ -5,10 +5,11 @@
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import BetterSqlite3 from 'better-sqlite3'
-import { Kysely, SqliteDialect, sql, type CompiledQuery, type SqlBool } from 'kysely'
+import { Kysely, sql, type CompiledQuery, type SqlBool } from 'kysely'
 import type { ConstraintViolation, Database, Dialect } from './dialect.js'
 import { BoundedMap } from '../bounded-map.js'
 import { groupCommitWriter } from './group-commit.js'
+import { PreparedOnceSqliteDialect } from './sqlite-compiler.js'
 import { ROW_COUNTS_TABLE } from './row-counts.js'
 import { tallyTriggers } from './tally-triggers.js'
 import { VALUE_COUNTS_TABLE } from './value-counts.js'
@@ -130,8 +131,8 @@ export function openSqlite (options: SqliteOptions): Dialect {
   if (options.file !== ':memory:') mkdirSync(dirname(options.file), { recursive: true })
   const reading = connect(options)
   const statements = reusingStatements(reading)
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: statements }) })
-  const writing = options.file === ':memory:' ? db : new Kysely<Database>({ dialect: new SqliteDialect({ database: reusingStatements(connect(options)) }) })
+  const db = new Kysely<Database>({ dialect: new PreparedOnceSqliteDialect({ database: statements }) })
+  const writing = options.file === ':memory:' ? db : new Kysely<Database>({ dialect: new PreparedOnceSqliteDialect({ database: reusingStatements(connect(options)) }) })
   // data_version changes when another connection commits (the writer, another process); writes on this one are counted.
   const dataVersion = reading.prepare('pragma data_version').pluck()
   // A deferred transaction: its snapshot is taken by the first read in it.
