@@ -21,9 +21,14 @@ export function likePattern (value: string): string {
   return value.replace(/[\\%_]/g, match => `\\${match}`).replace(/\*/g, '%')
 }
 
+/** Fields whose conditions must not be served by an index (`Dialect.unindexed`). */
+export type Unindexed = ReadonlySet<string>
+
 export interface ConditionSql {
   /** All the conditions, ANDed. */
-  matching (resource: Resource, conditions: readonly Condition[]): Where
+  matching (resource: Resource, conditions: readonly Condition[], unindexed?: Unindexed): Where
+  /** A field as a condition tests it: its column, or where the dialect can say so and `unindexed` has it, the column as an expression no index serves. */
+  tested (eb: Builder, field: string, unindexed?: Unindexed): Expression<unknown>
   /**
    * Rows strictly after a keyset position, under an order where missing values
    * sort last in either direction, as branches whose union they are, in the
@@ -37,15 +42,19 @@ export interface ConditionSql {
 }
 
 export function conditionSql (dialect: Dialect, rows: RowCodec): ConditionSql {
-  function condition (resource: Resource, eb: Builder, { field, op, value }: Condition): Expression<SqlBool> {
-    const column = eb.ref(field)
+  const tested = (eb: Builder, field: string, unindexed?: Unindexed): Expression<unknown> =>
+    unindexed?.has(field) === true && dialect.unindexed !== undefined ? dialect.unindexed(field) : eb.ref(field)
+
+  function condition (resource: Resource, eb: Builder, { field, op, value }: Condition, unindexed?: Unindexed): Expression<SqlBool> {
+    const column = tested(eb, field, unindexed)
     if (op === 'in') return eb(column, 'in', (value as unknown[]).map(item => rows.encode(resource, field, item)))
     if (op === 'like') return dialect.like(column, likePattern(String(value)))
     return eb(column, COMPARISONS[op], rows.encode(resource, field, value))
   }
 
   return {
-    matching: (resource, conditions) => eb => eb.and(conditions.map(item => condition(resource, eb, item))),
+    matching: (resource, conditions, unindexed) => eb => eb.and(conditions.map(item => condition(resource, eb, item, unindexed))),
+    tested,
 
     keyset: (resource, orderBy, values) => {
       const branches: Where[] = []

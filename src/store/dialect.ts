@@ -66,6 +66,12 @@ export interface Dialect extends IndexTraits {
    */
   inOneSnapshot? <T> (read: () => T): T
   /**
+   * `column` as an expression no index can serve, where the database's
+   * planner must be told which index to read (SQLite's `+column`); undefined
+   * where its statistics choose well (PostgreSQL). See `unindexedColumns`.
+   */
+  unindexed? (column: string): Expression<unknown>
+  /**
    * How many rows hold one tally: a collection's row count (row-counts.ts),
    * or, when more than one, a value's count (value-counts.ts).
    */

@@ -174,6 +174,8 @@ export function openSqlite (options: SqliteOptions): Dialect {
       return undefined
     },
     like: (column, pattern) => sql<SqlBool>`resourcery_fold(${column}) like ${pattern.toLowerCase()} escape '\\'`,
+    // A unary plus makes a column an expression: SQLite compares it as it stands, but reads no index for it.
+    unindexed: column => sql`+${sql.ref(column)}`,
     sameType: (kind, dataType) => TYPES[kind] === dataType.toLowerCase(),
     async columns (executor) {
       const tables = await executor.introspection.getTables()
