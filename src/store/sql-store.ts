@@ -13,12 +13,13 @@ import { cascadedIds, cascades } from './cascade.js'
 import { credentialStore } from './credentials.js'
 import type { Database, Dialect } from './dialect.js'
 import { idempotencyStore, markCreated } from './idempotency.js'
+import { indexChoice, type IndexChoice } from './index-choice.js'
 import { queryTemplates } from './query-templates.js'
 import { addEvents, anySubscription, eventValues, outboxInsert, type EventKind } from './outbox.js'
 import { webhookStore } from './webhooks.js'
 import { stampedCache } from './stamped-cache.js'
 import type { Edit, InsertOptions, ListQuery, MigrationReport, Store, StoredRecord, WriteMiss, WriteOptions } from './store.js'
-import { conditionSql, type Unindexed, type Where } from './conditions.js'
+import { conditionSql, type Where } from './conditions.js'
 import { listQuery } from './list-query.js'
 import { rowCodec, type Row } from './row-codec.js'
 import { countOf, countValue, rowCountQuery } from './row-counts.js'
@@ -193,10 +194,15 @@ export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs 
     return wrapped as T
   }
 
-  async function count (resource: Resource, where: readonly Condition[]): Promise<number> {
-    // Read before counting: a write in between makes the stamp stale, never the count.
+  /** `compute`d once per change stamp (stamped-cache.ts) where the dialect has one, else every time. */
+  async function remembered (key: string, compute: () => Promise<number>): Promise<number> {
+    // Read before computing: a write in between makes the stamp stale, never the answer.
     const stamp = await Promise.resolve(dialect.changeStamp?.()).catch(rethrow)
-    const counted = async (): Promise<number> => {
+    return stamp === undefined ? await compute() : await counts.remember(key, stamp, compute)
+  }
+
+  async function count (resource: Resource, where: readonly Condition[]): Promise<number> {
+    return await remembered(`${resource.collection} ${JSON.stringify(where)}`, async () => {
       // A whole collection's count is its tally (row-counts.ts), so is one filtered on a tallied column (value-counts.ts); others are counted.
       if (where.length === 0) return countValue((await read(rowCounts.get(resource.collection)!))[0])
       const column = talliedColumn(tallied.get(resource.collection)!, where)
@@ -204,36 +210,21 @@ export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs 
         return tallyCount(await readValueTally(db, resource.collection, column).catch(rethrow), where, value => valueKey(codec.encode(resource, column, value)))
       }
       return countValue(await countOf(db, resource.collection).where(matching(resource, where)).executeTakeFirst().catch(rethrow))
-    }
-    return stamp === undefined ? await counted() : await counts.remember(`${resource.collection} ${JSON.stringify(where)}`, stamp, counted)
+    })
   }
 
-  /**
-   * The tallied columns (value-counts.ts) whose index a page must not read,
-   * where the dialect needs telling (SQLite): asked for `?status=todo&sort=-priority`,
-   * SQLite reads every `todo` through the status index and sorts them, a third
-   * of the table (12 ms a page at 100,000 tasks), where reading the priority
-   * index in order and skipping the others fills the page after about 60
-   * entries (50 µs). Which is cheaper depends on how many rows match, which the
-   * tallies know exactly: with values spread evenly the page's rows come after
-   * about (offset + limit) × rows / matches entries of the sort's index, against
-   * all the matches read and sorted through the filter's, so the filter's index
-   * is left out where matches² is the larger. A sort on `id` or on the filtered
-   * column itself is read off the filter's index anyway.
-   */
-  async function unindexedColumns (resource: Resource, query: ListQuery): Promise<Unindexed | undefined> {
-    const first = query.orderBy[0]?.field
-    if (dialect.unindexed === undefined || first === undefined || first === 'id') return undefined
-    const columns = new Set(query.where.filter(item => (item.op === 'eq' || item.op === 'in') && item.field !== first && tallied.get(resource.collection)!.has(item.field)).map(item => item.field))
-    if (columns.size === 0) return undefined
-    const rows = await count(resource, [])
-    const unindexed = new Set<string>()
-    for (const column of columns) {
-      const matches = await count(resource, query.where.filter(item => item.field === column))
-      if (matches * matches > (query.offset + query.limit) * rows) unindexed.add(column)
-    }
-    return unindexed
+  /** Rows matching `where`, or `bound` if at least that many do: from the tallies where they answer, else reading at most `bound` of them. */
+  async function matchesUpTo (resource: Resource, where: readonly Condition[], bound: number): Promise<number> {
+    if (where.length === 0 || talliedColumn(tallied.get(resource.collection)!, where) !== undefined) return Math.min(await count(resource, where), bound)
+    return await remembered(`${resource.collection} ${JSON.stringify(where)} up to ${bound}`, async () => {
+      const some = db.selectFrom(resource.collection).select(sql<number>`1`.as('one')).where(matching(resource, where)).limit(bound)
+      return countValue((await read(db.selectFrom(some.as('some')).select(eb => eb.fn.countAll<number>().as('n')).compile()))[0])
+    })
   }
+
+  const unindexedColumns: IndexChoice = dialect.unindexed === undefined
+    ? async () => undefined
+    : indexChoice({ rows: async resource => await count(resource, []), matchesUpTo })
 
   return {
     dialect: dialect.name,
