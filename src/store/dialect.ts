@@ -68,7 +68,7 @@ export interface Dialect extends IndexTraits {
   /**
    * `column` as an expression no index can serve, where the database's
    * planner must be told which index to read (SQLite's `+column`); undefined
-   * where its statistics choose well (PostgreSQL). See `unindexedColumns`.
+   * where its statistics choose well (PostgreSQL). Which columns: index-choice.ts.
    */
   unindexed? (column: string): Expression<unknown>
   /**
