@@ -53,6 +53,12 @@ export interface Dialect extends IndexTraits {
    */
   changeStamp? (): string | Promise<string>
   /**
+   * Whether the change stamp is read in this process, without a round trip
+   * (SQLite's data_version): then even a page of rows, as cheap as the stamp
+   * is on a database server, is worth remembering by it.
+   */
+  readonly localChangeStamp: boolean
+  /**
    * Runs a read at once on the read connection, where the driver is
    * synchronous and that connection never holds a transaction (SQLite's
    * reader): the rows without Kysely's asynchronous connection lock, which

@@ -17,7 +17,7 @@ import { indexChoice, type IndexChoice } from './index-choice.js'
 import { queryTemplates } from './query-templates.js'
 import { addEvents, anySubscription, eventValues, outboxInsert, type EventKind } from './outbox.js'
 import { webhookStore } from './webhooks.js'
-import { stampedCache } from './stamped-cache.js'
+import { stampedCache, type StampedCache } from './stamped-cache.js'
 import type { Edit, InsertOptions, ListQuery, MigrationReport, Store, StoredRecord, WriteMiss, WriteOptions } from './store.js'
 import { conditionSql, type Where } from './conditions.js'
 import { listQuery } from './list-query.js'
@@ -34,6 +34,15 @@ function namedSlots (columns: readonly string[], values: readonly unknown[]): Ro
   return row
 }
 
+/**
+ * Pages remembered with the change stamp, where reading it is local, and how
+ * many rows a page may have to be remembered (100 records, and the one more a
+ * cursor page reads to know whether another follows): at most about 10,000
+ * records are held.
+ */
+const PAGES_REMEMBERED = 100
+const PAGE_ROWS_REMEMBERED = 101
+
 export interface SqlStoreOptions {
   /** How long a looked-up API key is reused; 0: never. */
   readonly apiKeyCacheMs: number
@@ -45,6 +54,7 @@ export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs 
   const enqueuedListeners: Array<() => void> = []
   const templated = queryTemplates()
   const counts = stampedCache<number>()
+  const pages = stampedCache<StoredRecord[]>(PAGES_REMEMBERED)
   const specs = new Map(model.resources.map(resource => [resource.collection, tableSpec(model, resource, dialect)]))
   const codec = rowCodec(dialect, specs)
   const clauses = conditionSql(dialect, codec)
@@ -195,14 +205,14 @@ export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs 
   }
 
   /** `compute`d once per change stamp (stamped-cache.ts) where the dialect has one, else every time. */
-  async function remembered (key: string, compute: () => Promise<number>): Promise<number> {
+  async function remembered<T> (cache: StampedCache<T>, key: string, compute: () => Promise<T>): Promise<T> {
     // Read before computing: a write in between makes the stamp stale, never the answer.
     const stamp = await Promise.resolve(dialect.changeStamp?.()).catch(rethrow)
-    return stamp === undefined ? await compute() : await counts.remember(key, stamp, compute)
+    return stamp === undefined ? await compute() : await cache.remember(key, stamp, compute)
   }
 
   async function count (resource: Resource, where: readonly Condition[]): Promise<number> {
-    return await remembered(`${resource.collection} ${JSON.stringify(where)}`, async () => {
+    return await remembered(counts, `${resource.collection} ${JSON.stringify(where)}`, async () => {
       // A whole collection's count is its tally (row-counts.ts), so is one filtered on a tallied column (value-counts.ts); others are counted.
       if (where.length === 0) return countValue((await read(rowCounts.get(resource.collection)!))[0])
       const column = talliedColumn(tallied.get(resource.collection)!, where)
@@ -216,7 +226,7 @@ export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs 
   /** Rows matching `where`, or `bound` if at least that many do: from the tallies where they answer, else reading at most `bound` of them. */
   async function matchesUpTo (resource: Resource, where: readonly Condition[], bound: number): Promise<number> {
     if (where.length === 0 || talliedColumn(tallied.get(resource.collection)!, where) !== undefined) return Math.min(await count(resource, where), bound)
-    return await remembered(`${resource.collection} ${JSON.stringify(where)} up to ${bound}`, async () => {
+    return await remembered(counts, `${resource.collection} ${JSON.stringify(where)} up to ${bound}`, async () => {
       const some = db.selectFrom(resource.collection).select(sql<number>`1`.as('one')).where(matching(resource, where)).limit(bound)
       return countValue((await read(db.selectFrom(some.as('some')).select(eb => eb.fn.countAll<number>().as('n')).compile()))[0])
     })
@@ -259,9 +269,14 @@ export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs 
     },
 
     async list (resource: Resource, query: ListQuery): Promise<StoredRecord[]> {
-      const queries = pageQuery(resource, query, await unindexedColumns(resource, query))
-      const rows = queries.length === 1 ? await read<Row>(queries[0]!) : readInTurn<Row>(queries, query.limit)
-      return rows.map(row => codec.decode(resource, row))
+      const readPage = async (): Promise<StoredRecord[]> => {
+        const queries = pageQuery(resource, query, await unindexedColumns(resource, query))
+        const rows = queries.length === 1 ? await read<Row>(queries[0]!) : readInTurn<Row>(queries, query.limit)
+        return rows.map(row => codec.decode(resource, row))
+      }
+      // A page asked for again while nothing changed (a collection's first page, polled) is given back without reading it.
+      if (!dialect.localChangeStamp || query.limit > PAGE_ROWS_REMEMBERED) return await readPage()
+      return await remembered(pages, `${resource.collection} ${JSON.stringify(query)}`, readPage)
     },
 
     count,

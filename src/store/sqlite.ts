@@ -184,6 +184,7 @@ export function openSqlite (options: SqliteOptions): Dialect {
     // The first write of the migration transaction takes SQLite's database lock; nothing more is needed.
     async lockMigrations () {},
     changeStamp: () => `${String(dataVersion.get())}.${statements.writes}`,
+    localChangeStamp: true,
     // An in-memory database has one connection, which a group of writes holds open across awaits: reads wait their turn there.
     ...(options.file === ':memory:'
       ? {}

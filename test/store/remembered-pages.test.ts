@@ -1,0 +1,99 @@
+/**
+ * On SQLite a page of a list is remembered with the change stamp (as counts
+ * are) and given back while nothing has changed. These tests hold it to the
+ * truth: every kind of write, through the service or by another connection
+ * that bypasses it, is seen by the next request for the same page; callers who
+ * see different records never share a page; and a page is read once however
+ * many requests want it unchanged. Runs on SQLite and PostgreSQL, where pages
+ * are read every time (its stamp is a query of its own).
+ */
+import t from 'tap'
+import { where } from '../../src/resources/define.js'
+import type { ListQuery } from '../../src/store/store.js'
+import { bearer, body, buildTestApp, createProject, post, type Json } from '../helper.js'
+import { otherConnection } from '../support/other-connection.js'
+import { recordingStore } from '../support/recording-store.js'
+
+const names = (records: Json[]): string[] => records.map(record => record.name as string)
+
+t.test('the same page asked again shows every write made in between, by the service or another connection', async t => {
+  const app = await buildTestApp(t)
+  const db = await otherConnection(t)
+  const project = await createProject(app)
+  const page = async (url: string): Promise<string[]> => {
+    const response = await app.inject({ method: 'GET', url })
+    t.equal(response.statusCode, 200, url)
+    return names(body(response) as Json[])
+  }
+  const first = '/v1/tasks?limit=3'
+  const sorted = '/v1/tasks?status=todo&sort=-priority&limit=3'
+  t.same(await page(first), [], 'an empty collection')
+  t.same(await page(sorted), [])
+
+  const created = []
+  for (const [name, priority] of [['a', 1], ['b', 3], ['c', 2]] as const) {
+    created.push(body(await post(app, '/v1/tasks', { name, projectId: project.id, priority })).id as number)
+  }
+  t.same(await page(first), ['a', 'b', 'c'], 'creates through the service are seen')
+  t.same(await page(sorted), ['b', 'c', 'a'])
+  t.same(await page(first), ['a', 'b', 'c'], 'and the page is the same when asked again')
+
+  t.equal((await app.inject({ method: 'PATCH', url: `/v1/tasks/${created[0]!}`, payload: { name: 'a2', priority: 5 } })).statusCode, 200)
+  t.same(await page(first), ['a2', 'b', 'c'], 'an update through the service is seen')
+  t.same(await page(sorted), ['a2', 'b', 'c'], 'and moves the record in a sorted page')
+
+  await db.run(`update tasks set name = 'b2', version = version + 1 where id = ${created[1]!}`)
+  t.same(await page(first), ['a2', 'b2', 'c'], 'an update by another connection is seen')
+  await db.run(`update tasks set status = 'done' where id = ${created[0]!}`)
+  t.same(await page(sorted), ['b2', 'c'], 'a change of a filtered column by another connection is seen')
+  await db.run(`insert into tasks (version, "createdAt", "updatedAt", name, "projectId", status, priority) values (1, '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z', 'z', ${project.id as number}, 'todo', 4)`)
+  t.same(await page(sorted), ['z', 'b2', 'c'], 'an insert by another connection is seen')
+  await db.run(`delete from tasks where id = ${created[2]!}`)
+  t.same(await page(first), ['a2', 'b2', 'z'], 'a delete by another connection is seen')
+
+  t.equal((await app.inject({ method: 'DELETE', url: `/v1/tasks/${created[1]!}` })).statusCode, 204)
+  t.same(await page(first), ['a2', 'z'], 'a delete through the service is seen')
+  t.same(await page(sorted), ['z'])
+})
+
+t.test('callers who see different records never get one another\'s page', async t => {
+  const app = await buildTestApp(t)
+  const alice = bearer({ sub: 'alice', scope: 'notes:read notes:write' })
+  const bob = bearer({ sub: 'bob', scope: 'notes:read notes:write' })
+  await post(app, '/v1/notes', { name: 'alice 1' }, { authorization: alice })
+  await post(app, '/v1/notes', { name: 'bob 1' }, { authorization: bob })
+  for (let round = 0; round < 2; round++) {
+    const [seenByAlice, seenByBob, seenByAdmin] = await Promise.all([alice, bob, undefined].map(async authorization => await app.inject({
+      method: 'GET', url: '/v1/notes?limit=5', ...(authorization === undefined ? {} : { headers: { authorization } })
+    })))
+    t.same(names(body(seenByAlice!) as Json[]), ['alice 1'], `round ${round + 1}: alice sees her own`)
+    t.same(names(body(seenByBob!) as Json[]), ['bob 1'], `round ${round + 1}: bob sees his own`)
+    t.same(names(body(seenByAdmin!) as Json[]), ['alice 1', 'bob 1'], `round ${round + 1}: an admin sees both`)
+  }
+})
+
+t.test('requests that want the same unchanged page read it once between them', async t => {
+  const { store, sent, model, dialect } = await recordingStore(t)
+  const projects = model.get('projects')
+  for (const name of ['one', 'two', 'three']) await store.insert(projects, { name, budget: 10, active: true, tags: [] })
+  const query: ListQuery = { where: [where('active', 'eq', true)], orderBy: [{ field: 'name', direction: 'asc' }], limit: 2, offset: 0 }
+  const reads = (): number => sent.filter(sent => /from "projects"/.test(sent.sql) && /\blimit\b/i.test(sent.sql)).length
+  const expected = dialect.localChangeStamp ? 1 : 21
+  sent.length = 0
+
+  const pages = await Promise.all(Array.from({ length: 20 }, async () => await store.list(projects, query)))
+  for (const page of pages) t.same(page.map(record => record.values.name), ['one', 'three'])
+  t.same((await store.list(projects, query)).map(record => record.values.name), ['one', 'three'])
+  t.equal(reads(), expected, dialect.localChangeStamp ? 'SQLite: 21 requests, one read of the page' : 'PostgreSQL: every request reads the page')
+
+  await store.insert(projects, { name: 'a first', budget: 10, active: true, tags: [] })
+  t.same((await store.list(projects, query)).map(record => record.values.name), ['a first', 'one'], 'a write is seen')
+  t.equal(reads(), expected + 1, 'by reading the page again')
+
+  // A page of more rows than a list may ask for is never held.
+  const long = { ...query, limit: 150 }
+  sent.length = 0
+  await store.list(projects, long)
+  await store.list(projects, long)
+  t.equal(reads(), 2, 'a page longer than a cursor page of 100 is read every time')
+})
