@@ -1,9 +1,10 @@
 /**
  * Every response says whether it may be cached. Reads of protected data are
  * `private, no-cache` (or the resource's max-age), writes and errors
- * `no-store`; Vary names what the answer depends on. GET responses without a
- * record ETag (lists) get a weak ETag of their body, and a matching
- * If-None-Match turns any GET into 304.
+ * `no-store`; Vary names what the answer depends on. GET responses without an
+ * ETag of their own get a weak ETag of their body, and a matching
+ * If-None-Match turns them into 304. (Records and resource lists are tagged,
+ * and answer If-None-Match, in their handlers, which know their tags.)
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
@@ -39,7 +40,7 @@ function cacheHeaders (request: FastifyRequest, reply: FastifyReply, payload: un
   // Read once: Fastify builds request.routeOptions afresh on every access.
   const policy = request.routeOptions.config?.cacheControl
   if (!reply.hasHeader('cache-control')) reply.header('cache-control', reading && status < 400 && policy !== undefined ? policy : 'no-store')
-  // Records carry their own ETag, and their handler already answered If-None-Match; lists are tagged here.
+  // Records and resource lists carry their own ETag, and their handler already answered If-None-Match; the rest are tagged here.
   if (!reading || status !== 200 || reply.hasHeader('etag') || policy === undefined) return payload
   if (typeof payload !== 'string' && !Buffer.isBuffer(payload)) return payload
   const tag = bodyTag(payload)

@@ -1,8 +1,10 @@
 /**
  * Answering a list: the store query from the query string, X-Total-Count and
- * page links, or a keyset window and its next cursor, and sparse fieldsets.
+ * page links, or a keyset window and its next cursor, sparse fieldsets, and
+ * the page's weak ETag and If-None-Match.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify'
+import { bodyTag, formatEntityTag, noneMatch, type EntityTag } from '../http/conditional.js'
 import { instanceOf } from '../http/instance.js'
 import type { StoredRecord } from '../store/store.js'
 import type { Condition } from './define.js'
@@ -20,6 +22,39 @@ function pick (body: Record<string, unknown>, fields: readonly string[] | undefi
   return picked
 }
 
+type Serializer = (payload: unknown) => string
+
+/** A page as sent: its body, as the route's response schema serializes it, and the body's weak tag. */
+interface RenderedPage {
+  readonly serializer: Serializer
+  readonly fields: string
+  readonly body: string
+  readonly tag: EntityTag
+  readonly etag: string
+}
+
+/**
+ * The body of a page, kept with the page for as long as the store gives back
+ * the very same one (it remembers pages while the data is unchanged:
+ * sql-store.ts): building the representations, serializing and hashing them
+ * cost as much again as reading the page.
+ */
+const renderedPages = new WeakMap<readonly StoredRecord[], RenderedPage>()
+
+/** `records` as sent, kept with `read`, the store's answer they come from. */
+function render (reply: FastifyReply, target: Resource, read: readonly StoredRecord[], records: readonly StoredRecord[], fields: readonly string[] | undefined): RenderedPage {
+  const serializer = reply.getSerializationFunction('200', 'application/json') as Serializer | undefined
+  if (serializer === undefined) throw new Error(`the list of ${target.collection} has no response schema to serialize it with`)
+  const fieldList = fields?.join(',') ?? ''
+  const kept = renderedPages.get(read)
+  if (kept?.serializer === serializer && kept.fields === fieldList) return kept
+  const body = serializer(records.map(record => pick(represent(target, record), fields)))
+  const tag = bodyTag(body)
+  const page = { serializer, fields: fieldList, body, tag, etag: formatEntityTag(tag) }
+  renderedPages.set(read, page)
+  return page
+}
+
 function searchOf (url: string): string {
   const query = url.indexOf('?')
   return query === -1 ? '' : url.slice(query + 1)
@@ -31,19 +66,24 @@ export async function sendList (request: FastifyRequest, reply: FastifyReply, ta
   const { store } = request.server
   const path = instanceOf(request.url).replace(/\/+$/, '')
   const search = searchOf(request.url)
+  // What the store answered (the page, or a cursor page's window of one more row) and what is sent of it.
+  let read: StoredRecord[]
   let records: StoredRecord[]
   if (list.mode === 'page') {
     const [page, total] = await Promise.all([store.list(target, { ...list.store, where }), store.count(target, where)])
-    records = page
+    read = records = page
     reply.header('x-total-count', total).header('link', pageLinks(path, search, list.page, list.limit, total))
   } else {
-    const window = await store.list(target, { ...list.store, where })
-    records = window.slice(0, list.limit)
+    read = await store.list(target, { ...list.store, where })
+    records = read.slice(0, list.limit)
     const last = records.at(-1)
-    const next = window.length > list.limit && last !== undefined
+    const next = read.length > list.limit && last !== undefined
       ? cursors.encode({ sort: list.sort, values: positionOf(last, list.store.orderBy) })
       : undefined
     reply.header('link', cursorLinks(path, search, next))
   }
-  return await reply.send(records.map(record => pick(represent(target, record), list.fields)))
+  const page = render(reply, target, read, records, list.fields)
+  reply.header('etag', page.etag)
+  if (noneMatch(request.headers['if-none-match'], page.tag) === true) return await reply.code(304).send()
+  return await reply.type('application/json; charset=utf-8').send(page.body)
 }

@@ -72,6 +72,37 @@ t.test('callers who see different records never get one another\'s page', async 
   }
 })
 
+t.test('a page given back again is sent as each request asks: its fields, its cursor links, its tag', async t => {
+  const app = await buildTestApp(t)
+  const project = await createProject(app)
+  for (const name of ['a', 'b', 'c']) await post(app, '/v1/tasks', { name, projectId: project.id, status: 'doing', priority: 2 })
+  const get = async (url: string, headers: Record<string, string> = {}) => await app.inject({ method: 'GET', url, headers })
+  for (let round = 1; round <= 2; round++) {
+    const whole = await get('/v1/tasks?limit=2')
+    const named = await get('/v1/tasks?limit=2&fields=name')
+    const statuses = await get('/v1/tasks?limit=2&fields=status')
+    t.same(body(whole).map((task: Json) => Object.keys(task).sort()), Array(2).fill(['createdAt', 'id', 'links', 'name', 'priority', 'projectId', 'status', 'updatedAt']), `round ${round}: every field`)
+    t.same(body(named), body(whole).map((task: Json) => ({ id: task.id, links: task.links, name: task.name })), `round ${round}: fields=name`)
+    t.same(body(statuses), body(whole).map((task: Json) => ({ id: task.id, links: task.links, status: task.status })), `round ${round}: fields=status`)
+    t.equal(new Set([whole, named, statuses].map(response => response.headers.etag)).size, 3, `round ${round}: each body its own tag`)
+
+    const first = await get('/v1/tasks?limit=2&sort=name&cursor=')
+    t.same(names(body(first) as Json[]), ['a', 'b'], `round ${round}: a cursor page`)
+    const next = /<([^>]+)>; rel="next"/.exec(first.headers.link as string)?.[1]
+    t.ok(next, `round ${round}: with its next link`)
+    t.same(names(body(await get(next!)) as Json[]), ['c'], `round ${round}: which leads on`)
+
+    const revalidated = await get('/v1/tasks?limit=2', { 'if-none-match': whole.headers.etag as string })
+    t.equal(revalidated.statusCode, 304, `round ${round}: the page's tag revalidates it`)
+    t.equal(revalidated.body, '')
+    t.equal(revalidated.headers['x-total-count'], '3', `round ${round}: with its count`)
+    const head = await app.inject({ method: 'HEAD', url: '/v1/tasks?limit=2' })
+    t.equal(head.statusCode, 200)
+    t.equal(head.headers.etag, whole.headers.etag, `round ${round}: HEAD has the same tag`)
+    t.equal(head.body, '', 'and no body')
+  }
+})
+
 t.test('requests that want the same unchanged page read it once between them', async t => {
   const { store, sent, model, dialect } = await recordingStore(t)
   const projects = model.get('projects')
