@@ -33,8 +33,12 @@ export function represent (resource: Resource, record: StoredRecord): Record<str
   return body
 }
 
+/** What form encoding leaves as it is: most names and values (`page=2`, `sort=-priority`) need no encoder. */
+const UNENCODED = /^[\w*.-]*$/
+
 /** One query parameter, form-encoded; brackets, commas, colons and stars are legal in a query and far easier to read unescaped. */
 function parameter (name: string, value: string): string {
+  if (UNENCODED.test(name) && UNENCODED.test(value)) return `${name}=${value}`
   return new URLSearchParams([[name, value]]).toString()
     .replace(/%5B/g, '[').replace(/%5D/g, ']').replace(/%2C/g, ',').replace(/%3A/g, ':').replace(/%2A/g, '*')
 }
