@@ -43,8 +43,16 @@ const OPERATOR_TEXT: Record<FilterOperator, string> = {
   like: 'matching, case-insensitively, with `*` as the only wildcard'
 }
 
-export function sortKeys (resource: Resource): string[] {
-  return [...new Set([...ALWAYS_SORTABLE, ...resource.definition.sortable])]
+const sortKeysOf = new WeakMap<Resource, readonly string[]>()
+
+/** The keys `sort=` accepts: worked out once per resource, as every list request asks. */
+export function sortKeys (resource: Resource): readonly string[] {
+  let keys = sortKeysOf.get(resource)
+  if (keys === undefined) {
+    keys = Object.freeze([...new Set([...ALWAYS_SORTABLE, ...resource.definition.sortable])])
+    sortKeysOf.set(resource, keys)
+  }
+  return keys
 }
 
 /** Names `fields=` may select (id and links always come). */
