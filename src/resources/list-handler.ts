@@ -28,6 +28,8 @@ type Serializer = (payload: unknown) => string
 interface RenderedPage {
   readonly serializer: Serializer
   readonly fields: string
+  /** How many of the store's rows were sent: a cursor page sends one fewer than it read, a page as many. */
+  readonly sent: number
   readonly body: string
   readonly tag: EntityTag
   readonly etag: string
@@ -47,10 +49,11 @@ function render (reply: FastifyReply, target: Resource, read: readonly StoredRec
   if (serializer === undefined) throw new Error(`the list of ${target.collection} has no response schema to serialize it with`)
   const fieldList = fields?.join(',') ?? ''
   const kept = renderedPages.get(read)
-  if (kept?.serializer === serializer && kept.fields === fieldList) return kept
+  // `?limit=21` and `?limit=20&cursor=` read the same 21 rows; only the first sends them all.
+  if (kept?.serializer === serializer && kept.fields === fieldList && kept.sent === records.length) return kept
   const body = serializer(records.map(record => pick(represent(target, record), fields)))
   const tag = bodyTag(body)
-  const page = { serializer, fields: fieldList, body, tag, etag: formatEntityTag(tag) }
+  const page = { serializer, fields: fieldList, sent: records.length, body, tag, etag: formatEntityTag(tag) }
   renderedPages.set(read, page)
   return page
 }

@@ -92,6 +92,13 @@ t.test('a page given back again is sent as each request asks: its fields, its cu
     t.ok(next, `round ${round}: with its next link`)
     t.same(names(body(await get(next!)) as Json[]), ['c'], `round ${round}: which leads on`)
 
+    // The same rows read: a page of 3, and a cursor page of 2 that reads one more to know whether a next page is.
+    const three = await get('/v1/tasks?limit=3')
+    const two = await get('/v1/tasks?limit=2&cursor=')
+    t.same(names(body(three) as Json[]), ['a', 'b', 'c'], `round ${round}: a page of 3`)
+    t.same(names(body(two) as Json[]), ['a', 'b'], `round ${round}: a cursor page of 2 from the same rows`)
+    t.not(two.headers.etag, three.headers.etag, `round ${round}: each with its own tag`)
+
     const revalidated = await get('/v1/tasks?limit=2', { 'if-none-match': whole.headers.etag as string })
     t.equal(revalidated.statusCode, 304, `round ${round}: the page's tag revalidates it`)
     t.equal(revalidated.body, '')
