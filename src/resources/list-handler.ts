@@ -1,7 +1,11 @@
 /**
  * Answering a list: the store query from the query string, X-Total-Count and
  * page links, or a keyset window and its next cursor, sparse fieldsets, and
- * the page's weak ETag and If-None-Match.
+ * the page's weak ETag and If-None-Match. The tag covers what the page says
+ * of the collection as well as its body: the total, or whether a next cursor
+ * page exists. A tag of the body alone revalidated page 1 of a collection
+ * that had grown (304), and the client kept the old X-Total-Count and `last`
+ * link, or a cursor page without the `next` link it now has.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { bodyTag, formatEntityTag, noneMatch, type EntityTag } from '../http/conditional.js'
@@ -24,15 +28,14 @@ function pick (body: Record<string, unknown>, fields: readonly string[] | undefi
 
 type Serializer = (payload: unknown) => string
 
-/** A page as sent: its body, as the route's response schema serializes it, and the body's weak tag. */
+/** A page as sent: its body, as the route's response schema serializes it, and the body's digest. */
 interface RenderedPage {
   readonly serializer: Serializer
   readonly fields: string
   /** How many of the store's rows were sent: a cursor page sends one fewer than it read, a page as many. */
   readonly sent: number
   readonly body: string
-  readonly tag: EntityTag
-  readonly etag: string
+  readonly digest: string
 }
 
 /**
@@ -52,8 +55,7 @@ function render (reply: FastifyReply, target: Resource, read: readonly StoredRec
   // `?limit=21` and `?limit=20&cursor=` read the same 21 rows; only the first sends them all.
   if (kept?.serializer === serializer && kept.fields === fieldList && kept.sent === records.length) return kept
   const body = serializer(records.map(record => pick(represent(target, record), fields)))
-  const tag = bodyTag(body)
-  const page = { serializer, fields: fieldList, sent: records.length, body, tag, etag: formatEntityTag(tag) }
+  const page = { serializer, fields: fieldList, sent: records.length, body, digest: bodyTag(body).opaque }
   renderedPages.set(read, page)
   return page
 }
@@ -72,9 +74,12 @@ export async function sendList (request: FastifyRequest, reply: FastifyReply, ta
   // What the store answered (the page, or a cursor page's window of one more row) and what is sent of it.
   let read: StoredRecord[]
   let records: StoredRecord[]
+  // What the page says of the collection besides its records: part of its tag.
+  let navigation: string
   if (list.mode === 'page') {
     const [page, total] = await Promise.all([store.list(target, { ...list.store, where }), store.count(target, where)])
     read = records = page
+    navigation = String(total)
     reply.header('x-total-count', total).header('link', pageLinks(path, search, list.page, list.limit, total))
   } else {
     read = await store.list(target, { ...list.store, where })
@@ -83,10 +88,12 @@ export async function sendList (request: FastifyRequest, reply: FastifyReply, ta
     const next = read.length > list.limit && last !== undefined
       ? cursors.encode({ sort: list.sort, values: positionOf(last, list.store.orderBy) })
       : undefined
+    navigation = next === undefined ? 'end' : 'more'
     reply.header('link', cursorLinks(path, search, next))
   }
   const page = render(reply, target, read, records, list.fields)
-  reply.header('etag', page.etag)
-  if (noneMatch(request.headers['if-none-match'], page.tag) === true) return await reply.code(304).send()
+  const tag: EntityTag = { weak: true, opaque: `${page.digest}.${navigation}` }
+  reply.header('etag', formatEntityTag(tag))
+  if (noneMatch(request.headers['if-none-match'], tag) === true) return await reply.code(304).send()
   return await reply.type('application/json; charset=utf-8').send(page.body)
 }

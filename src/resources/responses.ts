@@ -66,7 +66,7 @@ export const WRITE_HEADERS = { ...ETAG, ...LAST_MODIFIED }
 export const LIST_HEADERS = {
   'X-Total-Count': header('integer', 'Matching items in all pages (page-based requests only).'),
   Link: header('string', 'RFC 8288 links to the first, prev, next and last pages, as they apply; with `cursor`, first and next.'),
-  ETag: header('string', 'Weak entity tag of this page, for If-None-Match.'),
+  ETag: header('string', 'Weak entity tag of this page: it changes with its records and with its X-Total-Count (or, for a cursor page, whether a next page exists). Send it in If-None-Match to revalidate.'),
   ...CACHE_CONTROL
 }
 

@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox'
 import t from 'tap'
 import { defineResource } from '../../src/resources/define.js'
-import { assertProblem, body, buildTestApp, createProject, post } from '../helper.js'
+import { assertProblem, body, buildTestApp, createProject, post, type Json } from '../helper.js'
 
 t.test('Cache-Control and Vary on every response', async t => {
   const app = await buildTestApp(t)
@@ -82,6 +82,35 @@ t.test('lists carry an ETag too and revalidate to 304', async t => {
   const changed = await app.inject({ method: 'GET', url: '/v1/projects', headers: { 'if-none-match': etag } })
   t.equal(changed.statusCode, 200)
   t.not(changed.headers.etag, etag)
+})
+
+t.test('a list page\'s tag also covers its count and its next link: a page whose records did not change still revalidates to 200 when the collection grew', async t => {
+  const app = await buildTestApp(t)
+  const project = await createProject(app)
+  const addTask = async (name: string): Promise<void> => {
+    t.equal((await post(app, '/v1/tasks', { name, projectId: project.id })).statusCode, 201)
+  }
+  await addTask('a')
+  await addTask('b')
+  const page = await app.inject({ method: 'GET', url: '/v1/tasks?limit=2' })
+  const cursorPage = await app.inject({ method: 'GET', url: '/v1/tasks?limit=2&cursor=' })
+  t.equal(page.headers['x-total-count'], '2')
+  t.notMatch(cursorPage.headers.link as string, /rel="next"/, 'the cursor page is the last')
+  t.equal((await app.inject({ method: 'GET', url: '/v1/tasks?limit=2', headers: { 'if-none-match': page.headers.etag as string } })).statusCode, 304, 'unchanged: 304')
+  t.equal((await app.inject({ method: 'GET', url: '/v1/tasks?limit=2&cursor=', headers: { 'if-none-match': cursorPage.headers.etag as string } })).statusCode, 304)
+
+  await addTask('c')
+  const grown = await app.inject({ method: 'GET', url: '/v1/tasks?limit=2', headers: { 'if-none-match': page.headers.etag as string } })
+  t.equal(grown.statusCode, 200, 'the same two records, but the count changed: 200')
+  t.same(body(grown).map((task: Json) => task.name), ['a', 'b'])
+  t.equal(grown.headers['x-total-count'], '3')
+  t.match(grown.headers.link as string, /page=2>; rel="last"/)
+  t.not(grown.headers.etag, page.headers.etag, 'under a new tag')
+  const more = await app.inject({ method: 'GET', url: '/v1/tasks?limit=2&cursor=', headers: { 'if-none-match': cursorPage.headers.etag as string } })
+  t.equal(more.statusCode, 200, 'the same two records, but a next page now: 200')
+  t.match(more.headers.link as string, /rel="next"/)
+  t.not(more.headers.etag, cursorPage.headers.etag)
+  t.equal((await app.inject({ method: 'GET', url: '/v1/tasks?limit=2', headers: { 'if-none-match': grown.headers.etag as string } })).statusCode, 304, 'and the new tag revalidates')
 })
 
 t.test('If-Match on PUT / PATCH / DELETE: a stale tag is 412 and nothing changes', async t => {
