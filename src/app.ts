@@ -13,6 +13,7 @@ import { parseDuration } from './duration.js'
 import compress from '@fastify/compress'
 import cors from '@fastify/cors'
 import { schemaEpoch } from './http/conditional.js'
+import { COMPRESSION_THRESHOLD } from './http/content-coding.js'
 import { corsOptions } from './http/cors.js'
 import { loggerOptions, OneLineLogController, type LogDestination } from './http/request-log.js'
 import { transportOptions, type TlsMaterial } from './http/transport.js'
@@ -106,7 +107,7 @@ export async function buildApp ({ config, definitions, store: givenStore, logStr
   app.setNotFoundHandler({ preHandler: app.rateLimit() }, notFound)
   await app.register(caching)
   // After caching, so list ETags are computed on the uncompressed body.
-  await app.register(compress, { global: true, threshold: 1024 })
+  await app.register(compress, { global: true, threshold: COMPRESSION_THRESHOLD })
   await app.register(idempotency)
   await app.register(openapi, { resources: model.resources, publicUrl: config.publicUrl, version: CURRENT_VERSION })
   for (const resource of model.resources) {

@@ -9,6 +9,7 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { bodyTag, formatEntityTag, noneMatch, type EntityTag } from '../http/conditional.js'
+import { chosenCoding, COMPRESSION_THRESHOLD, encode, type Coding } from '../http/content-coding.js'
 import { instanceOf } from '../http/instance.js'
 import type { StoredRecord } from '../store/store.js'
 import type { Condition } from './define.js'
@@ -35,7 +36,10 @@ interface RenderedPage {
   /** How many of the store's rows were sent: a cursor page sends one fewer than it read, a page as many. */
   readonly sent: number
   readonly body: string
+  readonly bytes: number
   readonly digest: string
+  /** The body in each content coding asked for so far. */
+  readonly coded: Map<Coding, Buffer>
 }
 
 /**
@@ -55,7 +59,7 @@ function render (reply: FastifyReply, target: Resource, read: readonly StoredRec
   // `?limit=21` and `?limit=20&cursor=` read the same 21 rows; only the first sends them all.
   if (kept?.serializer === serializer && kept.fields === fieldList && kept.sent === records.length) return kept
   const body = serializer(records.map(record => pick(represent(target, record), fields)))
-  const page = { serializer, fields: fieldList, sent: records.length, body, digest: bodyTag(body).opaque }
+  const page = { serializer, fields: fieldList, sent: records.length, body, bytes: Buffer.byteLength(body), digest: bodyTag(body).opaque, coded: new Map() }
   renderedPages.set(read, page)
   return page
 }
@@ -95,5 +99,15 @@ export async function sendList (request: FastifyRequest, reply: FastifyReply, ta
   const tag: EntityTag = { weak: true, opaque: `${page.digest}.${navigation}` }
   reply.header('etag', formatEntityTag(tag))
   if (noneMatch(request.headers['if-none-match'], tag) === true) return await reply.code(304).send()
-  return await reply.type('application/json; charset=utf-8').send(page.body)
+  reply.type('application/json; charset=utf-8')
+  // Coded here rather than by @fastify/compress, so that the coded body is kept with the page (content-coding.ts).
+  if (page.bytes >= COMPRESSION_THRESHOLD) reply.header('vary', 'Accept-Encoding')
+  const coding = chosenCoding(request.headers, page.bytes)
+  if (coding === undefined) return await reply.send(page.body)
+  let coded = page.coded.get(coding)
+  if (coded === undefined) {
+    coded = encode(coding, page.body)
+    page.coded.set(coding, coded)
+  }
+  return await reply.header('content-encoding', coding).send(coded)
 }

@@ -1,4 +1,4 @@
-import { gunzipSync } from 'node:zlib'
+import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib'
 import { Type } from '@sinclair/typebox'
 import t from 'tap'
 import { defineResource } from '../../src/resources/define.js'
@@ -58,6 +58,41 @@ t.test('large lists are compressed for clients that accept it; records keep exac
   const one = await app.inject({ method: 'GET', url: '/v1/projects/1', headers: { 'accept-encoding': 'gzip' } })
   t.notOk(one.headers['content-encoding'], 'single records are not re-encoded, so their strong ETag names exact bytes')
   t.match(one.headers.etag, /^"/)
+})
+
+t.test('a list is coded as the client prefers, the same bytes each time it is asked for again, and never below the size threshold', async t => {
+  const app = await buildTestApp(t)
+  for (let i = 0; i < 30; i++) await createProject(app, { description: `a longish description number ${i} `.repeat(3) })
+  const plain = await app.inject({ method: 'GET', url: '/v1/projects' })
+  t.notOk(plain.headers['content-encoding'], 'no Accept-Encoding: sent as it is')
+  t.match(plain.headers.vary, /accept-encoding/i, 'but the answer says it depends on it')
+  const decoders: Record<string, (data: Buffer) => Buffer> = { br: brotliDecompressSync, gzip: gunzipSync, deflate: inflateSync }
+  const cases: Array<[string, string | undefined]> = [
+    ['gzip, deflate, br', 'br'], ['gzip', 'gzip'], ['deflate', 'deflate'], ['br;q=0.5, gzip', 'gzip'], ['gzip, br', 'br'],
+    ['*', 'br'], ['identity', undefined], ['gzip;q=0', undefined], ['compress', undefined]
+  ]
+  for (let round = 1; round <= 2; round++) {
+    for (const [accepted, expected] of cases) {
+      const coded = await app.inject({ method: 'GET', url: '/v1/projects', headers: { 'accept-encoding': accepted } })
+      t.equal(coded.statusCode, 200)
+      t.equal(coded.headers['content-encoding'], expected, `round ${round}, Accept-Encoding: ${accepted}`)
+      const decoded = expected === undefined ? coded.rawPayload : decoders[expected]!(coded.rawPayload)
+      t.same(JSON.parse(decoded.toString()), body(plain), `round ${round}, ${accepted}: the same records`)
+      t.equal(Number(coded.headers['content-length']), coded.rawPayload.length, `round ${round}, ${accepted}: Content-Length is the coded length`)
+      t.equal(coded.headers.etag, plain.headers.etag)
+      t.match(coded.headers.vary, /accept-encoding/i)
+      t.match(coded.headers.vary, /authorization/i)
+    }
+  }
+  const head = await app.inject({ method: 'HEAD', url: '/v1/projects', headers: { 'accept-encoding': 'gzip' } })
+  t.equal(head.headers['content-encoding'], 'gzip', 'HEAD says what GET would send')
+  t.equal(head.body, '')
+  const optedOut = await app.inject({ method: 'GET', url: '/v1/projects', headers: { 'accept-encoding': 'gzip', 'x-no-compression': '1' } })
+  t.notOk(optedOut.headers['content-encoding'], 'x-no-compression is honoured, as @fastify/compress does')
+  const small = await app.inject({ method: 'GET', url: '/v1/projects?limit=1&fields=name', headers: { 'accept-encoding': 'gzip' } })
+  t.ok(small.rawPayload.length < 1024)
+  t.notOk(small.headers['content-encoding'], 'a body under 1 KiB is not coded')
+  t.notMatch(small.headers.vary, /accept-encoding/i, 'and does not depend on Accept-Encoding')
 })
 
 t.test('a deprecated resource says so in headers and in OpenAPI', async t => {
