@@ -219,6 +219,8 @@ async function main (): Promise<void> {
           { name: 'GET one task (API key)', path: '/v1/tasks/12345', headers: { authorization: `Bearer ${key.key}` } },
           { name: 'GET one task, 304 revalidation', path: '/v1/tasks/12345', headers: { ...auth, 'if-none-match': etag }, expect: 304 },
           ...scaled,
+          // What a browser sends: every list it reads is compressed (content-coding.ts).
+          { name: 'GET list of 20, browser (br)', path: '/v1/tasks?limit=20', headers: { ...auth, 'accept-encoding': 'gzip, deflate, br' } },
           { name: 'GET deep page (page 4000)', path: '/v1/tasks?page=4000&limit=20', headers: auth },
           { name: 'POST a task (durable, FULL)', method: 'POST', path: '/v1/tasks', headers: { ...auth, 'content-type': 'application/json' }, body: '{"name":"bench","projectId":1}', expect: 201 },
           { name: 'PATCH a task with If-Match', method: 'PATCH', path: '/v1/tasks/{id}', ids: tasks, headers: { ...auth, 'content-type': 'application/merge-patch+json', 'if-match': '*' }, body: '{"priority":2}' }
