@@ -9,6 +9,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { bodyTag, formatEntityTag, noneMatch } from '../http/conditional.js'
+import { addVary } from '../http/vary.js'
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -17,24 +18,12 @@ declare module 'fastify' {
   }
 }
 
+/** What every answer depends on besides its URL. */
 const VARY = ['Authorization', 'Api-Version']
-
-const JUST_OURS = VARY.join(', ')
-
-function addVary (reply: FastifyReply): void {
-  const current = reply.getHeader('vary')
-  if (current === undefined) {
-    reply.header('vary', JUST_OURS)
-    return
-  }
-  const names = typeof current === 'string' ? current.split(',').map(name => name.trim()).filter(Boolean) : []
-  for (const name of VARY) if (!names.some(existing => existing.toLowerCase() === name.toLowerCase())) names.push(name)
-  reply.header('vary', names.join(', '))
-}
 
 /** The payload to send: the same, or none for a 304. */
 function cacheHeaders (request: FastifyRequest, reply: FastifyReply, payload: unknown): unknown {
-  addVary(reply)
+  addVary(reply, VARY)
   const reading = request.method === 'GET' || request.method === 'HEAD'
   const status = reply.statusCode
   // Read once: Fastify builds request.routeOptions afresh on every access.

@@ -11,6 +11,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import { bodyTag, formatEntityTag, noneMatch, type EntityTag } from '../http/conditional.js'
 import { chosenCoding, COMPRESSION_THRESHOLD, encode, type Coding } from '../http/content-coding.js'
 import { instanceOf } from '../http/instance.js'
+import { addVary } from '../http/vary.js'
 import type { StoredRecord } from '../store/store.js'
 import type { Condition } from './define.js'
 import type { CursorCodec } from './cursor.js'
@@ -101,7 +102,7 @@ export async function sendList (request: FastifyRequest, reply: FastifyReply, ta
   if (noneMatch(request.headers['if-none-match'], tag) === true) return await reply.code(304).send()
   reply.type('application/json; charset=utf-8')
   // Coded here rather than by @fastify/compress, so that the coded body is kept with the page (content-coding.ts).
-  if (page.bytes >= COMPRESSION_THRESHOLD) reply.header('vary', 'Accept-Encoding')
+  if (page.bytes >= COMPRESSION_THRESHOLD) addVary(reply, ['Accept-Encoding'])
   const coding = chosenCoding(request.headers, page.bytes)
   if (coding === undefined) return await reply.send(page.body)
   let coded = page.coded.get(coding)

@@ -93,6 +93,13 @@ t.test('a list is coded as the client prefers, the same bytes each time it is as
   t.ok(small.rawPayload.length < 1024)
   t.notOk(small.headers['content-encoding'], 'a body under 1 KiB is not coded')
   t.notMatch(small.headers.vary, /accept-encoding/i, 'and does not depend on Accept-Encoding')
+
+  // CORS adds Origin before the handler runs; coding the list must keep it.
+  const cors = await buildTestApp(t, { env: { CORS_ORIGINS: 'https://app.example.com' } })
+  for (let i = 0; i < 30; i++) await createProject(cors, { description: `a longish description number ${i} `.repeat(3) })
+  const fromBrowser = await cors.inject({ method: 'GET', url: '/v1/projects', headers: { origin: 'https://app.example.com', 'accept-encoding': 'gzip' } })
+  t.equal(fromBrowser.headers['content-encoding'], 'gzip')
+  t.same(String(fromBrowser.headers.vary).split(',').map(name => name.trim().toLowerCase()).sort(), ['accept-encoding', 'api-version', 'authorization', 'origin'], 'Vary keeps every name')
 })
 
 t.test('a deprecated resource says so in headers and in OpenAPI', async t => {
