@@ -31,8 +31,11 @@ const encodingsInOrder = Negotiator.prototype.encodings as PreferringEncodings
 /** The coding to send a body of `bytes` in, or undefined to send it as it is. */
 export function chosenCoding (headers: IncomingHttpHeaders, bytes: number): Coding | undefined {
   // x-no-compression: the plugin's own opt-out, honoured the same way.
-  if (bytes < COMPRESSION_THRESHOLD || headers['accept-encoding'] === undefined || headers['x-no-compression'] !== undefined) return undefined
-  const [best] = encodingsInOrder.call(new Negotiator({ headers }), PREFERRED, { preferred: PREFERRED })
+  const accepted = headers['accept-encoding']
+  if (bytes < COMPRESSION_THRESHOLD || accepted === undefined || headers['x-no-compression'] !== undefined) return undefined
+  // RFC 9110 §8.4.1.3: x-gzip is gzip, as the plugin also reads it.
+  const negotiator = new Negotiator({ headers: /\bx-gzip\b/i.test(accepted) ? { 'accept-encoding': accepted.replace(/\bx-gzip\b/gi, 'gzip') } : headers })
+  const [best] = encodingsInOrder.call(negotiator, PREFERRED, { preferred: PREFERRED })
   return best === undefined || best === 'identity' ? undefined : best as Coding
 }
 

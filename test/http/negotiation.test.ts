@@ -69,7 +69,7 @@ t.test('a list is coded as the client prefers, the same bytes each time it is as
   const decoders: Record<string, (data: Buffer) => Buffer> = { br: brotliDecompressSync, gzip: gunzipSync, deflate: inflateSync }
   const cases: Array<[string, string | undefined]> = [
     ['gzip, deflate, br', 'br'], ['gzip', 'gzip'], ['deflate', 'deflate'], ['br;q=0.5, gzip', 'gzip'], ['gzip, br', 'br'],
-    ['*', 'br'], ['identity', undefined], ['gzip;q=0', undefined], ['compress', undefined]
+    ['*', 'br'], ['identity', undefined], ['gzip;q=0', undefined], ['compress', undefined], ['x-gzip', 'gzip'], ['X-GZIP, deflate', 'gzip']
   ]
   for (let round = 1; round <= 2; round++) {
     for (const [accepted, expected] of cases) {
