@@ -65,6 +65,24 @@ t.test('SIGTERM lets an in-flight request finish, then exits 0', async t => {
   t.ok(server.logs.some(line => line.msg === 'stopped'))
 })
 
+t.test('every request gets one whole log line under load, multi-byte text included, and SIGTERM writes what is still held', async t => {
+  const server = await startServer({ DATABASE_URL: `sqlite:${t.testdir()}/app.db`, RATE_LIMIT_MAX: '1000' })
+  // Concurrent requests, so lines pile up while a write to stdout is in flight; half are refused
+  // with a detail naming a parameter in non-ASCII text, which the line carries.
+  const statuses = await Promise.all(Array.from({ length: 400 }, async (_, i) => {
+    const path = i % 2 === 0 ? `/v1/projects?n=${i}` : `/v1/projects?caf%C3%A9%E2%82%AC${i}=1`
+    return (await fetch(`${server.base}${path}`, { headers: { authorization: ADMIN } })).status
+  }))
+  t.same(new Set(statuses), new Set([400]), 'every request was refused, each naming its parameter')
+  server.child.kill('SIGTERM')
+  t.equal((await server.exited).code, 0)
+  const lines = server.logs.filter(line => line.msg === 'request completed' && String(line.url).startsWith('/v1/projects?'))
+  t.equal(lines.length, 400, 'one line per request, none lost or torn')
+  const details = new Set(lines.map(line => line.detail))
+  for (let i = 1; i < 400; i += 2) t.ok(details.has(`/café€${i} is not a known property`), `request ${i}'s detail, whole`)
+  t.equal(lines.filter(line => String(line.detail).endsWith('is not a known property')).length, 400)
+})
+
 t.test('a request that never finishes cannot hold shutdown past the deadline', async t => {
   const server = await startServer({ DATABASE_URL: `sqlite:${t.testdir()}/app.db`, SHUTDOWN_TIMEOUT_MS: '500' })
   const url = new URL(server.base)

@@ -31,10 +31,12 @@ export async function startServer (env: Record<string, string>, timeoutMs = 2000
     child.on('exit', (code, signal) => resolve({ code, signal }))
   })
   child.stderr.on('data', chunk => { errors += String(chunk) })
+  // Decoded as a stream: a character split between two chunks stays whole.
+  child.stdout.setEncoding('utf8')
   const listening = new Promise<string>((resolve, reject) => {
     let buffered = ''
-    child.stdout.on('data', chunk => {
-      buffered += String(chunk)
+    child.stdout.on('data', (chunk: string) => {
+      buffered += chunk
       let newline: number
       while ((newline = buffered.indexOf('\n')) !== -1) {
         const line = buffered.slice(0, newline)
