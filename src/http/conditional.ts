@@ -7,6 +7,7 @@
  */
 import { hash } from 'node:crypto'
 import { BoundedMap } from '../bounded-map.js'
+import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { IncomingHttpHeaders } from 'node:http'
 
 export interface EntityTag {
@@ -47,6 +48,12 @@ export function noneMatch (header: string | undefined, current: EntityTag): bool
   const tags = parseEntityTags(header)
   if (tags === undefined) return undefined
   return tags === '*' || tags.some(tag => tag.opaque === current.opaque)
+}
+
+/** Tags a response whose tag is its body's (a list, or any other tagged read): true when the client's If-None-Match already holds it, so the answer is 304. */
+export function tagged (request: FastifyRequest, reply: FastifyReply, tag: EntityTag): boolean {
+  reply.header('etag', formatEntityTag(tag))
+  return noneMatch(request.headers['if-none-match'], tag) === true
 }
 
 /** Whether a GET may answer 304: If-None-Match decides when present, else If-Modified-Since. */

@@ -8,7 +8,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
-import { bodyTag, formatEntityTag, noneMatch } from '../http/conditional.js'
+import { bodyTag, tagged } from '../http/conditional.js'
 import { addVary } from '../http/vary.js'
 
 declare module 'fastify' {
@@ -32,9 +32,7 @@ function cacheHeaders (request: FastifyRequest, reply: FastifyReply, payload: un
   // Records and resource lists carry their own ETag, and their handler already answered If-None-Match; the rest are tagged here.
   if (!reading || status !== 200 || reply.hasHeader('etag') || policy === undefined) return payload
   if (typeof payload !== 'string' && !Buffer.isBuffer(payload)) return payload
-  const tag = bodyTag(payload)
-  reply.header('etag', formatEntityTag(tag))
-  if (noneMatch(request.headers['if-none-match'], tag) === true) {
+  if (tagged(request, reply, bodyTag(payload))) {
     reply.code(304).removeHeader('content-length')
     return ''
   }

@@ -8,7 +8,7 @@
  * link, or a cursor page without the `next` link it now has.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import { bodyTag, formatEntityTag, noneMatch, type EntityTag } from '../http/conditional.js'
+import { bodyTag, tagged } from '../http/conditional.js'
 import { chosenCoding, COMPRESSION_THRESHOLD, encode, type Coding } from '../http/content-coding.js'
 import { instanceOf } from '../http/instance.js'
 import { addVary } from '../http/vary.js'
@@ -97,9 +97,7 @@ export async function sendList (request: FastifyRequest, reply: FastifyReply, ta
     reply.header('link', cursorLinks(path, search, next))
   }
   const page = render(reply, target, read, records, list.fields)
-  const tag: EntityTag = { weak: true, opaque: `${page.digest}.${navigation}` }
-  reply.header('etag', formatEntityTag(tag))
-  if (noneMatch(request.headers['if-none-match'], tag) === true) return await reply.code(304).send()
+  if (tagged(request, reply, { weak: true, opaque: `${page.digest}.${navigation}` })) return await reply.code(304).send()
   reply.type('application/json; charset=utf-8')
   // Coded here rather than by @fastify/compress, so that the coded body is kept with the page (content-coding.ts).
   if (page.bytes >= COMPRESSION_THRESHOLD) addVary(reply, ['Accept-Encoding'])
