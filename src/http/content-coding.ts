@@ -12,6 +12,7 @@
 import type { IncomingHttpHeaders } from 'node:http'
 import { brotliCompressSync, constants, deflateSync, gzipSync } from 'node:zlib'
 import Negotiator from 'negotiator'
+import { BoundedMap } from '../bounded-map.js'
 
 /** Bodies smaller than this are sent as they are: coding would save little and cost a round of CPU. */
 export const COMPRESSION_THRESHOLD = 1024
@@ -28,15 +29,28 @@ const PREFERRED = ['br', 'gzip', 'deflate', 'identity']
 type PreferringEncodings = (this: Negotiator, available: readonly string[], options: { readonly preferred: readonly string[] }) => string[]
 const encodingsInOrder = Negotiator.prototype.encodings as PreferringEncodings
 
+/** The coding an Accept-Encoding value prefers among ours, or 'identity'. */
+function preferredCoding (accepted: string): Coding | 'identity' {
+  // RFC 9110 §8.4.1.3: x-gzip is gzip, as the plugin also reads it.
+  const negotiator = new Negotiator({ headers: { 'accept-encoding': accepted.replace(/\bx-gzip\b/gi, 'gzip') } })
+  const [best] = encodingsInOrder.call(negotiator, PREFERRED, { preferred: PREFERRED })
+  return (best ?? 'identity') as Coding | 'identity'
+}
+
+/** Choices by Accept-Encoding value: browsers send a handful of values, and parsing one costs more than the lookup. */
+const choices = new BoundedMap<string, Coding | 'identity'>(100)
+
 /** The coding to send a body of `bytes` in, or undefined to send it as it is. */
 export function chosenCoding (headers: IncomingHttpHeaders, bytes: number): Coding | undefined {
   // x-no-compression: the plugin's own opt-out, honoured the same way.
   const accepted = headers['accept-encoding']
   if (bytes < COMPRESSION_THRESHOLD || accepted === undefined || headers['x-no-compression'] !== undefined) return undefined
-  // RFC 9110 §8.4.1.3: x-gzip is gzip, as the plugin also reads it.
-  const negotiator = new Negotiator({ headers: /\bx-gzip\b/i.test(accepted) ? { 'accept-encoding': accepted.replace(/\bx-gzip\b/gi, 'gzip') } : headers })
-  const [best] = encodingsInOrder.call(negotiator, PREFERRED, { preferred: PREFERRED })
-  return best === undefined || best === 'identity' ? undefined : best as Coding
+  let choice = choices.get(accepted)
+  if (choice === undefined) {
+    choice = preferredCoding(accepted)
+    choices.set(accepted, choice)
+  }
+  return choice === 'identity' ? undefined : choice
 }
 
 const CODERS: Record<Coding, (body: Buffer) => Buffer> = {
