@@ -10,6 +10,7 @@ import { adminRoutes, adminSchemas } from './auth/admin-routes.js'
 import { scopesOf } from './auth/openapi-security.js'
 import { tokenRoute, tokenSchemas } from './auth/token-route.js'
 import { parseDuration } from './duration.js'
+import { shuttingDown } from './errors.js'
 import compress from '@fastify/compress'
 import cors from '@fastify/cors'
 import { schemaEpoch } from './http/conditional.js'
@@ -72,7 +73,7 @@ export async function buildApp ({ config, definitions, store: givenStore, logStr
     genReqId: requestIdFor,
     logController: new OneLineLogController(),
     bodyLimit: config.bodyLimit,
-    return503OnClosing: true,
+    return503OnClosing: false,
     rewriteUrl: rewriteVersionedUrl,
     clientErrorHandler,
     routerOptions: { ignoreTrailingSlash: true },
@@ -87,9 +88,18 @@ export async function buildApp ({ config, definitions, store: givenStore, logStr
     throw error
   }
 
+  // Fastify's own answer to a request that arrives while it closes (return503OnClosing) is a plain JSON
+  // body, not a problem: it is turned off above, and such requests are refused here instead.
+  let closing = false
+  app.addHook('preClose', function drain (done) {
+    closing = true
+    done()
+  })
   app.addHook('onRequest', function echoRequestId (request, reply, done) {
     reply.header('x-request-id', request.id)
-    done()
+    // One hook for both: it is on every request's path. After shutdown began, a request on a connection
+    // still open does no work; Fastify closes that connection after the answer.
+    done(closing ? shuttingDown() : undefined)
   })
   const methods = trackRouteMethods(app)
   await app.register(problems)

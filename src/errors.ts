@@ -68,7 +68,26 @@ export const TooManyRequests = define('RSY_ERR_RATE_LIMITED', 429, 'rate-limited
 export const UriTooLong = define('RSY_ERR_QUERY_TOO_LONG', 414, 'uri-too-long', 'URI Too Long', '%s')
 
 // Service
-export const StoreUnavailable = define('RSY_ERR_STORE_UNAVAILABLE', 503, 'unavailable', 'Service Unavailable', '%s')
+const StoreUnavailableError = define('RSY_ERR_STORE_UNAVAILABLE', 503, 'unavailable', 'Service Unavailable', '%s')
+const ShuttingDownError = define('RSY_ERR_SHUTTING_DOWN', 503, 'shutting-down', 'Service Unavailable', '%s')
+
+/**
+ * Seconds a client should wait before retrying a 503 (its Retry-After, RFC
+ * 9110 §10.2.3): a database outage or failover takes seconds; a process that
+ * is shutting down is replaced by the load balancer's next pick at once.
+ */
+const RETRY_DATABASE_SECONDS = 5
+const RETRY_SHUTDOWN_SECONDS = 1
+
+/** 503: the database did not answer. */
+export function storeUnavailable (detail: string): Error {
+  return annotate(new StoreUnavailableError(detail), { headers: { 'retry-after': String(RETRY_DATABASE_SECONDS) } })
+}
+
+/** 503: the request arrived on an open connection after this process began shutting down. */
+export function shuttingDown (): Error {
+  return annotate(new ShuttingDownError('this process is shutting down; retry, and a new connection will reach one that is running'), { headers: { 'retry-after': String(RETRY_SHUTDOWN_SECONDS) } })
+}
 
 /** The catalog entry for a code, or undefined for errors the catalog does not own. */
 export function catalogEntry (code: string | undefined): CatalogEntry | undefined {

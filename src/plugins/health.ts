@@ -4,7 +4,7 @@
  */
 import { Type } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
-import { StoreUnavailable } from '../errors.js'
+import { storeUnavailable } from '../errors.js'
 import { jsonResponse, problemResponses } from '../resources/responses.js'
 
 const READY_TIMEOUT_MS = 2000
@@ -49,7 +49,7 @@ export async function healthRoutes (app: FastifyInstance): Promise<void> {
       await withinDeadline(app.store.ping(), READY_TIMEOUT_MS)
     } catch (error) {
       request.log.warn({ err: error }, 'database is not reachable')
-      throw new StoreUnavailable('the database is not reachable')
+      throw storeUnavailable('the database is not reachable')
     }
     return { status: 'ready' }
   })

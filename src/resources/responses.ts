@@ -21,18 +21,20 @@ const WHEN: Record<number, string> = {
   428: 'This resource requires If-Match on writes.',
   429: 'Too many requests from this credential (or IP, before authentication); `Retry-After` says when to retry.',
   500: 'Unexpected error; the log has details under the request id.',
-  503: 'The database is unreachable.'
+  503: 'The database is unreachable, or this process is shutting down (the request came on a connection it then closes); `Retry-After` says when to retry.'
 }
 
 const problem = Type.Ref('Problem')
 const header = (type: 'string' | 'integer', description: string) => ({ type, description })
+const RETRY_AFTER = { 'Retry-After': header('integer', 'Seconds until a request may succeed again.') }
 
 export function problemResponses (statuses: readonly number[]): Record<number, unknown> {
   const responses: Record<number, unknown> = {}
   for (const status of [...statuses, 500, 503]) {
     responses[status] = {
       description: WHEN[status] ?? STATUS_CODES[status] ?? 'Error',
-      ...(status === 429 ? { headers: { ...RATE_LIMIT_HEADERS, 'Retry-After': header('integer', 'Seconds until a request may succeed again.') } } : {}),
+      ...(status === 429 ? { headers: { ...RATE_LIMIT_HEADERS, ...RETRY_AFTER } } : {}),
+      ...(status === 503 ? { headers: RETRY_AFTER } : {}),
       content: { [PROBLEM_MEDIA_TYPE]: { schema: problem } }
     }
   }

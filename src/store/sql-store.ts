@@ -5,7 +5,7 @@
  */
 import { randomBytes } from 'node:crypto'
 import { sql, type Compilable, type Kysely, type CompiledQuery } from 'kysely'
-import { IdempotencyInProgress, invalid, StillReferenced, StoreUnavailable, UniqueViolation } from '../errors.js'
+import { IdempotencyInProgress, invalid, StillReferenced, storeUnavailable, UniqueViolation } from '../errors.js'
 import type { Condition } from '../resources/define.js'
 import type { Model, Resource } from '../resources/model.js'
 import { cachingApiKeys } from './api-key-cache.js'
@@ -156,7 +156,7 @@ export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs 
   }
 
   function rethrow (error: unknown): never {
-    if (dialect.classify(error)?.kind === 'unavailable') throw new StoreUnavailable('the database is unavailable; try again shortly')
+    if (dialect.classify(error)?.kind === 'unavailable') throw storeUnavailable('the database is unavailable; try again shortly')
     throw error
   }
 

@@ -33,6 +33,7 @@ t.test('/ready is 503 while the database does not answer, and recovers', async t
   const down = await app.inject({ method: 'GET', url: '/ready' })
   const problem = assertProblem(t, down, 503, 'unavailable')
   t.notMatch(problem.detail, /ECONNREFUSED/, 'the cause stays in the log')
+  t.equal(down.headers['retry-after'], '5', 'says when to try again')
   t.equal((await app.inject({ method: 'GET', url: '/health' })).statusCode, 200, 'liveness does not depend on the database')
   reachable = true
   t.equal((await app.inject({ method: 'GET', url: '/ready' })).statusCode, 200)

@@ -64,6 +64,7 @@ t.test('a PostgreSQL outage: /ready 503 and requests 503 quickly, then recovery 
   const request = await fetch(`${server.base}/v1/projects`, { headers: { authorization: ADMIN } })
   t.equal(request.status, 503, 'requests get a 503 problem, not a hang')
   t.match(request.headers.get('content-type'), /application\/problem\+json/)
+  t.equal(request.headers.get('retry-after'), '5', 'says when to try again')
   t.ok(Date.now() - started < 8000, `answered within ${Date.now() - started} ms`)
   t.equal((await fetch(`${server.base}/health`)).status, 200, 'the process itself is alive')
 

@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { request } from 'node:http'
+import { connect } from 'node:net'
 import t from 'tap'
 import { ADMIN } from '../helper.js'
 import { SERVER_ENTRY, startServer } from './spawn.js'
@@ -63,6 +64,51 @@ t.test('SIGTERM lets an in-flight request finish, then exits 0', async t => {
   const exit = await server.exited
   t.equal(exit.code, 0)
   t.ok(server.logs.some(line => line.msg === 'stopped'))
+})
+
+/** The responses in what a server sent on one connection: status, headers (lower-case names) and body. */
+function responsesIn (bytes: Buffer): Array<{ status: number, headers: Record<string, string>, body: string }> {
+  const responses = []
+  let at = 0
+  while (at < bytes.length) {
+    const end = bytes.indexOf('\r\n\r\n', at)
+    if (end === -1) break
+    const [statusLine, ...lines] = bytes.subarray(at, end).toString('latin1').split('\r\n')
+    const headers = Object.fromEntries(lines.map(line => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]))
+    const length = Number(headers['content-length'] ?? 0)
+    responses.push({ status: Number(statusLine!.split(' ')[1]), headers, body: bytes.subarray(end + 4, end + 4 + length).toString('utf8') })
+    at = end + 4 + length
+  }
+  return responses
+}
+
+t.test('a request that arrives on an open connection after SIGTERM gets a 503 problem with Retry-After, and the connection closes', async t => {
+  const server = await startServer({ DATABASE_URL: `sqlite:${t.testdir()}/app.db` })
+  const url = new URL(server.base)
+  const socket = connect(Number(url.port), url.hostname)
+  const chunks: Buffer[] = []
+  socket.on('data', (chunk: Buffer) => chunks.push(chunk))
+  const closed = new Promise(resolve => socket.on('close', resolve))
+  const payload = JSON.stringify({ name: 'in flight' })
+  socket.write(`POST /v1/projects HTTP/1.1\r\nHost: test\r\nAuthorization: ${ADMIN}\r\nContent-Type: application/json\r\nContent-Length: ${payload.length}\r\n\r\n${payload.slice(0, 5)}`)
+  await new Promise(resolve => setTimeout(resolve, 200))
+  server.child.kill('SIGTERM')
+  await new Promise(resolve => setTimeout(resolve, 300))
+  // The rest of the request in flight, and a second one right behind it on the same connection: it arrives while the process drains.
+  socket.write(`${payload.slice(5)}GET /v1/projects HTTP/1.1\r\nHost: test\r\nAuthorization: ${ADMIN}\r\n\r\n`)
+  await closed
+  const [first, second, ...more] = responsesIn(Buffer.concat(chunks))
+  t.equal(first?.status, 201, 'the request in flight completed')
+  t.equal(second?.status, 503, 'the one that came after the signal is refused')
+  t.match(second?.headers['content-type'], /^application\/problem\+json/)
+  t.equal(second?.headers['retry-after'], '1')
+  t.equal(second?.headers.connection, 'close', 'the client is told to reconnect, which reaches a running process')
+  t.equal(second?.headers['cache-control'], 'no-store')
+  const problem = JSON.parse(second?.body ?? '{}') as Record<string, unknown>
+  t.match(problem, { type: 'urn:resourcery:problem:shutting-down', status: 503, instance: '/v1/projects', requestId: second?.headers['x-request-id'] })
+  t.match(problem.detail, /shutting down/)
+  t.same(more, [], 'nothing else was answered')
+  t.equal((await server.exited).code, 0)
 })
 
 t.test('every request gets one whole log line under load, multi-byte text included, and SIGTERM writes what is still held', async t => {
