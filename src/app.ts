@@ -29,10 +29,10 @@ import negotiation from './plugins/negotiation.js'
 import jsonBody from './plugins/json-body.js'
 import { trackRouteMethods } from './plugins/method-not-allowed.js'
 import openapi from './plugins/openapi.js'
-import problems, { clientErrorHandler, notFound } from './plugins/problems.js'
+import problems, { clientErrorHandler, MAX_PATH_PARAMETER_LENGTH, notFound, routingErrorHandler } from './plugins/problems.js'
 import rateLimits, { parseScopeLimits, tokenEndpointLimit } from './plugins/rate-limit.js'
 import requestLimits from './plugins/request-limits.js'
-import security from './plugins/security.js'
+import security, { apiSecurityHeaders } from './plugins/security.js'
 import storePlugin from './plugins/store.js'
 import type { ResourceDefinition } from './resources/define.js'
 import { deriveNestedSchemas, deriveSchemas, representationSchema } from './resources/derive.js'
@@ -66,6 +66,8 @@ export function requestIdFor (request: IncomingMessage): string {
 export async function buildApp ({ config, definitions, store: givenStore, logStream, tls }: AppOptions): Promise<FastifyInstance> {
   const model = buildModel(definitions)
   const store = givenStore ?? await openStore(model, config)
+  // TLS here, or at a trusted proxy in front.
+  const https = tls !== undefined || config.trustProxy !== ''
   // The server's type depends on TLS / HTTP/2; the app is used through the common interface.
   const app = Fastify({
     ...transportOptions(config, tls),
@@ -76,7 +78,8 @@ export async function buildApp ({ config, definitions, store: givenStore, logStr
     return503OnClosing: false,
     rewriteUrl: rewriteVersionedUrl,
     clientErrorHandler,
-    routerOptions: { ignoreTrailingSlash: true },
+    frameworkErrors: routingErrorHandler(apiSecurityHeaders({ https })),
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PATH_PARAMETER_LENGTH },
     schemaController: { compilersFactory: { buildValidator: buildValidator(), buildSerializer: buildSerializer() } }
   } as FastifyServerOptions) as unknown as FastifyInstance
   app.server.maxConnections = config.maxConnections
@@ -103,7 +106,7 @@ export async function buildApp ({ config, definitions, store: givenStore, logStr
   })
   const methods = trackRouteMethods(app)
   await app.register(problems)
-  await app.register(security, { https: tls !== undefined || config.trustProxy !== '' })
+  await app.register(security, { https })
   if (config.corsOrigins !== '') await app.register(cors, corsOptions(config.corsOrigins))
   await app.register(negotiation)
   await app.register(requestLimits)

@@ -6,13 +6,14 @@
  */
 import { STATUS_CODES } from 'node:http'
 import type { Socket } from 'node:net'
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
-import { annotationOf, BodyTooLarge, RouteNotFound, UnknownVersion, UnsupportedMediaType } from '../errors.js'
+import { annotationOf, BodyTooLarge, invalid, RouteNotFound, UnknownVersion, UnsupportedMediaType, UriTooLong } from '../errors.js'
 import { PROBLEM_MEDIA_TYPE, Problem, problemBody, toProblem } from '../http/problem.js'
 import { instanceOf } from '../http/instance.js'
 import { noteRefusal } from '../http/request-log.js'
 import { API_VERSIONS } from '../http/versions.js'
+import type { HeaderSet } from './security.js'
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -64,6 +65,25 @@ export function notFound (request: FastifyRequest, reply: FastifyReply): Fastify
     return sendProblem(request, reply, new UnknownVersion(`API version ${version} does not exist; available: ${API_VERSIONS.join(', ')}`))
   }
   return sendProblem(request, reply, new RouteNotFound(`nothing is at ${request.method} ${path}`))
+}
+
+/** find-my-way's bound on one path parameter: longer ids still reach validation (400); past this, 414. */
+export const MAX_PATH_PARAMETER_LENGTH = 1000
+
+/**
+ * Errors the router meets before any route is chosen: a path that is not
+ * valid percent-encoding (400), a path segment past MAX_PATH_PARAMETER_LENGTH
+ * (414). Fastify hands them to its frameworkErrors option with no route, so
+ * no hook runs: the headers every answer carries are set here.
+ */
+export function routingErrorHandler (securityHeaders: HeaderSet) {
+  return function routingError (error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+    reply.header('x-request-id', request.id)
+    for (const [name, value] of securityHeaders) reply.header(name, value)
+    return sendProblem(request, reply, error.code === 'FST_ERR_MAX_PARAM_LENGTH'
+      ? new UriTooLong(`a path segment is longer than ${MAX_PATH_PARAMETER_LENGTH} characters`)
+      : invalid([{ in: 'path', pointer: '', detail: 'is not valid percent-encoding (RFC 3986 §2.1)' }]))
+  }
 }
 
 /**

@@ -19,7 +19,7 @@ export interface SecurityOptions {
   readonly https: boolean
 }
 
-type HeaderSet = ReadonlyArray<readonly [string, string]>
+export type HeaderSet = ReadonlyArray<readonly [string, string]>
 
 /** The docs UI runs swagger-ui's bundled scripts from this origin; it may call the API it documents. */
 const DOCS_POLICY = "default-src 'self'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'self'; form-action 'self'"
@@ -35,12 +35,17 @@ export function helmetHeaders (options: HelmetOptions): HeaderSet {
   return [...headers]
 }
 
-async function security (app: FastifyInstance, { https }: SecurityOptions): Promise<void> {
-  const api = helmetHeaders({
+/** The headers of every API answer. */
+export function apiSecurityHeaders ({ https }: SecurityOptions): HeaderSet {
+  return helmetHeaders({
     contentSecurityPolicy: { useDefaults: false, directives: { defaultSrc: ["'none'"], frameAncestors: ["'none'"] } },
     crossOriginResourcePolicy: { policy: 'same-origin' },
     strictTransportSecurity: https ? { maxAge: 31536000, includeSubDomains: true } : false
   })
+}
+
+async function security (app: FastifyInstance, options: SecurityOptions): Promise<void> {
+  const api = apiSecurityHeaders(options)
   const docs: HeaderSet = api.map(([name, value]) => [name, name === 'content-security-policy' ? DOCS_POLICY : value])
 
   app.addHook('onRequest', function securityHeaders (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) {

@@ -4,7 +4,7 @@ import { resources } from '../../schemas/index.js'
 import { buildModel } from '../../src/resources/model.js'
 import { openStore } from '../../src/store/open.js'
 import type { Store } from '../../src/store/store.js'
-import { assertProblem, body, buildTestApp, createProject, listen, logCollector, testStoreOptions } from '../helper.js'
+import { ADMIN, assertProblem, body, buildTestApp, createProject, listen, logCollector, testStoreOptions } from '../helper.js'
 
 t.test('unknown paths are 404 problems', async t => {
   const app = await buildTestApp(t)
@@ -12,6 +12,24 @@ t.test('unknown paths are 404 problems', async t => {
     const problem = assertProblem(t, await app.inject({ method: 'GET', url }), 404, 'not-found')
     t.equal(problem.instance, url)
   }
+})
+
+t.test('paths the router cannot read are problems too: bad percent-encoding 400, an overlong segment 414; a long id still reaches validation', async t => {
+  const app = await buildTestApp(t)
+  for (const url of ['/v1/projects/%zz', '/v1/projects/%E0%A4%A', '/v1/pro%zzjects', '/v1/projects/1/tasks%']) {
+    const response = await app.inject({ method: 'GET', url, headers: { authorization: ADMIN } })
+    const problem = assertProblem(t, response, 400, 'validation')
+    t.same(problem.errors, [{ in: 'path', pointer: '', detail: 'is not valid percent-encoding (RFC 3986 §2.1)' }], url)
+    t.equal(problem.instance, url.split('?')[0])
+    t.equal(response.headers['cache-control'], 'no-store')
+    t.equal(response.headers['x-content-type-options'], 'nosniff', 'security headers as on every answer')
+    t.match(response.headers['content-security-policy'], /default-src 'none'/)
+  }
+  const long = assertProblem(t, await app.inject({ method: 'GET', url: `/v1/projects/${'9'.repeat(500)}`, headers: { authorization: ADMIN } }), 400, 'validation')
+  t.same(long.errors, [{ in: 'path', pointer: '/id', detail: 'must be integer' }], 'a malformed id of any sane length is 400 naming it')
+  const overlong = await app.inject({ method: 'GET', url: `/v1/projects/${'9'.repeat(1001)}`, headers: { authorization: ADMIN } })
+  t.match(assertProblem(t, overlong, 414, 'uri-too-long').detail, /longer than 1000 characters/)
+  t.equal(overlong.headers['x-content-type-options'], 'nosniff')
 })
 
 t.test('versions: /v9 and Api-Version: 9 are 404 naming the versions; Api-Version: 1 serves v1', async t => {
