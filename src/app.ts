@@ -29,7 +29,7 @@ import negotiation from './plugins/negotiation.js'
 import jsonBody from './plugins/json-body.js'
 import { trackRouteMethods } from './plugins/method-not-allowed.js'
 import openapi from './plugins/openapi.js'
-import problems, { clientErrorHandler, MAX_PATH_PARAMETER_LENGTH, notFound, routingErrorHandler } from './plugins/problems.js'
+import problems, { clientErrorHandler, expectationFailed, MAX_PATH_PARAMETER_LENGTH, notFound, routingErrorHandler } from './plugins/problems.js'
 import rateLimits, { parseScopeLimits, tokenEndpointLimit } from './plugins/rate-limit.js'
 import requestLimits from './plugins/request-limits.js'
 import security, { apiSecurityHeaders } from './plugins/security.js'
@@ -83,6 +83,7 @@ export async function buildApp ({ config, definitions, store: givenStore, logStr
     schemaController: { compilersFactory: { buildValidator: buildValidator(), buildSerializer: buildSerializer() } }
   } as FastifyServerOptions) as unknown as FastifyInstance
   app.server.maxConnections = config.maxConnections
+  app.server.on('checkExpectation', expectationFailed(requestIdFor))
   try {
     const { applied } = await store.migrate()
     if (applied.length > 0) app.log.info({ applied }, 'database schema updated')

@@ -5,6 +5,7 @@
  * installs `notFound` after rate limiting, so unknown paths are limited too.)
  */
 import { STATUS_CODES } from 'node:http'
+import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
@@ -86,6 +87,15 @@ export function routingErrorHandler (securityHeaders: HeaderSet) {
   }
 }
 
+/** An answer made below Fastify, where no hook runs: the problem and the headers every answer needs. */
+function bareProblem (status: number, detail: string, instance: string, requestId: string): { headers: Record<string, string>, body: string } {
+  const body = JSON.stringify(problemBody(status, detail, { instance, requestId }))
+  return {
+    headers: { 'content-type': PROBLEM_MEDIA_TYPE, 'content-length': String(Buffer.byteLength(body)), 'cache-control': 'no-store', 'x-request-id': requestId, connection: 'close' },
+    body
+  }
+}
+
 /**
  * Errors Node's HTTP parser meets before Fastify sees a request (malformed
  * request line, headers too large, timeouts) are answered on the raw socket.
@@ -96,18 +106,20 @@ export function clientErrorHandler (error: Error & { code?: string }, socket: So
     return
   }
   const status = error.code === 'HPE_HEADER_OVERFLOW' ? 431 : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400
-  const requestId = crypto.randomUUID()
-  const body = JSON.stringify(problemBody(status, `the request could not be read (${STATUS_CODES[status] ?? 'bad request'})`, { instance: '', requestId }))
-  socket.end([
-    `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}`,
-    `content-type: ${PROBLEM_MEDIA_TYPE}`,
-    `content-length: ${Buffer.byteLength(body)}`,
-    'cache-control: no-store',
-    `x-request-id: ${requestId}`,
-    'connection: close',
-    '',
-    body
-  ].join('\r\n'))
+  const { headers, body } = bareProblem(status, `the request could not be read (${STATUS_CODES[status] ?? 'bad request'})`, '', crypto.randomUUID())
+  socket.end([`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}`, ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`), '', body].join('\r\n'))
+}
+
+/**
+ * A request whose Expect is not 100-continue (RFC 9110 §10.1.1): Node answers
+ * 417 with no body unless the server takes the event, and never hands the
+ * request to Fastify.
+ */
+export function expectationFailed (requestIdOf: (request: IncomingMessage) => string) {
+  return function expectationFailed (request: IncomingMessage, response: ServerResponse): void {
+    const { headers, body } = bareProblem(417, 'Expect can only be 100-continue', instanceOf(request.url ?? ''), requestIdOf(request))
+    response.writeHead(417, headers).end(body)
+  }
 }
 
 async function problems (app: FastifyInstance): Promise<void> {

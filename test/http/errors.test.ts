@@ -162,7 +162,7 @@ t.test('one log line per request, when it completes: method, URL, status, time, 
   t.match(lines[0], { level: 30, msg: 'request completed', method: 'GET', url: '/v1/projects/999999', statusCode: 404, responseTime: Number, problem: /not-found/, detail: /999999/ })
 })
 
-t.test('errors of the HTTP parser are problem+json too (raw socket)', async t => {
+t.test('errors of the HTTP parser, and an Expect Node refuses, are problem+json too (raw socket)', async t => {
   const app = await buildTestApp(t)
   const port = Number(new URL(await listen(app)).port)
   const raw = async (request: string): Promise<string> => await new Promise((resolve, reject) => {
@@ -183,4 +183,11 @@ t.test('errors of the HTTP parser are problem+json too (raw socket)', async t =>
   const garbage = await raw('NOT A REQUEST\r\n\r\n')
   t.match(garbage, /^HTTP\/1\.1 400 /)
   t.match(garbage, /application\/problem\+json/)
+
+  // An Expect other than 100-continue never reaches Fastify: Node answered 417 with no body.
+  const expecting = await raw('GET /v1/projects?limit=5 HTTP/1.1\r\nHost: x\r\nExpect: teapot\r\nX-Request-Id: expect-1\r\n\r\n')
+  t.match(expecting, /^HTTP\/1\.1 417 /)
+  t.match(expecting, /content-type: application\/problem\+json/)
+  t.match(expecting, /x-request-id: expect-1/)
+  t.match(JSON.parse(expecting.slice(expecting.indexOf('\r\n\r\n') + 4)), { status: 417, detail: 'Expect can only be 100-continue', instance: '/v1/projects', requestId: 'expect-1' })
 })
