@@ -4,10 +4,18 @@
  * registers one hidden route per path that answers the rest: 405 with `Allow`,
  * and OPTIONS with 204 + `Allow`.
  */
-import type { FastifyInstance, HTTPMethods } from 'fastify'
+import { METHODS as NODE_METHODS } from 'node:http'
+import type { FastifyInstance } from 'fastify'
 import { MethodNotAllowed } from '../errors.js'
 
-const METHODS: readonly HTTPMethods[] = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']
+/** The methods a path may have, in the order `Allow` lists them. */
+const SERVED = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']
+/**
+ * Every method Node's parser accepts (CONNECT never reaches a route): Fastify
+ * routes only the common ones and TRACE unless told, so TRACE aside, any
+ * other (PROPFIND, SEARCH…) on a known path was a 404 instead of a 405.
+ */
+const REFUSED = NODE_METHODS.filter(method => method !== 'CONNECT' && !SERVED.includes(method))
 const fallbackMarker = Symbol('resourcery.methodFallback')
 
 declare module 'fastify' {
@@ -22,6 +30,7 @@ export interface MethodTracker {
 }
 
 export function trackRouteMethods (app: FastifyInstance): MethodTracker {
+  for (const method of REFUSED) if (!app.supportedMethods.includes(method)) app.addHttpMethod(method)
   const methodsByUrl = new Map<string, Set<string>>()
   app.addHook('onRoute', function recordMethods (route) {
     if (route.config?.[fallbackMarker] === true || route.url.includes('*')) return
@@ -34,8 +43,8 @@ export function trackRouteMethods (app: FastifyInstance): MethodTracker {
   return {
     registerFallbacks (target: FastifyInstance): void {
       for (const [url, methods] of methodsByUrl) {
-        const allow = [...METHODS.filter(method => methods.has(method) || method === 'OPTIONS')].join(', ')
-        const missing = METHODS.filter(method => !methods.has(method))
+        const allow = SERVED.filter(method => methods.has(method) || method === 'OPTIONS').join(', ')
+        const missing = [...SERVED, ...REFUSED].filter(method => !methods.has(method))
         if (missing.length === 0) continue
         target.route({
           method: missing,

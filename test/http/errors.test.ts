@@ -69,6 +69,14 @@ t.test('a known path with a method it lacks is 405 with Allow; OPTIONS lists the
   const options = await app.inject({ method: 'OPTIONS', url: '/v1/projects/1' })
   t.equal(options.statusCode, 204)
   t.equal(options.headers.allow, 'GET, HEAD, PUT, PATCH, DELETE, OPTIONS')
+  // Any method Node accepts, not only the common ones: a probe with TRACE or a WebDAV client's PROPFIND.
+  for (const [method, url, allow] of [['TRACE', '/v1/projects', 'GET, HEAD, POST, OPTIONS'], ['PROPFIND', '/v1/projects/1', 'GET, HEAD, PUT, PATCH, DELETE, OPTIONS'], ['M-SEARCH', '/health', 'GET, HEAD, OPTIONS']] as const) {
+    // light-my-request's type names only the common methods; it sends any.
+    const other = await app.inject({ method: method as 'GET', url })
+    t.match(assertProblem(t, other, 405, 'method-not-allowed').detail, new RegExp(`^${method} is not allowed here`))
+    t.equal(other.headers.allow, allow, `${method} ${url}`)
+  }
+  assertProblem(t, await app.inject({ method: 'PROPFIND' as 'GET', url: '/v1/nothing-here' }), 404, 'not-found')
 })
 
 t.test('bodies that are not JSON are 415 saying what is accepted', async t => {
