@@ -74,7 +74,9 @@ export function createAuthenticator (credentials: CredentialStore, verifyJwt: Jw
       }
       const match = /^(\S+) +(\S+)$/.exec(header.trim())
       if (match === null || match[1]!.toLowerCase() !== 'bearer') {
-        throw invalidToken('only Bearer credentials are accepted here (Basic only at /v1/auth/token)')
+        throw invalidToken(/^bearer\b/i.test(header.trim())
+          ? 'a Bearer credential is one token or API key after "Bearer ", with no spaces in it'
+          : 'only Bearer credentials are accepted here (Basic only at /v1/auth/token)')
       }
       const token = match[2]!
       if (looksLikeApiKey(token)) return await apiKeyPrincipal(request, token)

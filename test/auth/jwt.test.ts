@@ -59,6 +59,11 @@ t.test('every kind of bad token is 401 invalid_token, never 500', async t => {
   }
   const expired = await app.inject({ method: 'GET', url: READ, headers: { authorization: cases.expired! } })
   t.match(expired.json().detail, /expired/)
+  // The detail says what is wrong with the header as sent.
+  for (const name of ['malformed header', 'extra parts']) {
+    t.match((await app.inject({ method: 'GET', url: READ, headers: { authorization: cases[name]! } })).json().detail, /^a Bearer credential is one token/, name)
+  }
+  t.match((await app.inject({ method: 'GET', url: READ, headers: { authorization: cases['other scheme']! } })).json().detail, /^only Bearer credentials/)
 })
 
 t.test('a token accepted (and so remembered) is refused once it expires', async t => {
