@@ -1,12 +1,15 @@
 /**
  * Bounds on what one request may ask of the service beyond its body: the
- * length of the query string and the number of its parameters. (Body size,
- * JSON depth and array lengths are bounded by the parser and the schemas;
- * header size and time by the HTTP server.)
+ * length of the query string and the number of its parameters, and on a /v1
+ * route that declares none, no parameters at all. (Body size, JSON depth and
+ * array lengths are bounded by the parser and the schemas; header size and
+ * time by the HTTP server.)
  */
+import { Type } from '@sinclair/typebox'
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
 import fp from 'fastify-plugin'
 import { invalid, UriTooLong } from '../errors.js'
+import { problemResponses } from '../resources/responses.js'
 
 export const MAX_QUERY_LENGTH = 4096
 export const MAX_QUERY_PARAMETERS = 64
@@ -23,7 +26,16 @@ function queryBeyondBounds (url: string): Error | undefined {
   return undefined
 }
 
+/** What a route that declares no query parameters accepts: none, so a typo or a misplaced list parameter is a 400 naming it. */
+const NO_QUERY = Type.Object({}, { additionalProperties: false })
+
 async function requestLimits (app: FastifyInstance): Promise<void> {
+  app.addHook('onRoute', function refuseUndeclaredQuery (route) {
+    // The API's own routes; the documentation and health probes take what they are sent, and hidden fallbacks answer 405 first.
+    if (!/^\/v\d+\//.test(route.url) || route.schema?.hide === true || route.schema?.querystring !== undefined) return
+    // The 400 that refusal answers is documented with the rest of the route's answers.
+    route.schema = { ...route.schema, querystring: NO_QUERY, response: { ...problemResponses([400]), ...route.schema?.response as Record<string, unknown> | undefined } }
+  })
   app.addHook('onRequest', function boundQuery (request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction) {
     done(queryBeyondBounds(request.raw.url ?? ''))
   })

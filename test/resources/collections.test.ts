@@ -276,6 +276,32 @@ t.test('unknown query parameters are 400 naming each', async t => {
   t.same(pointers(problem), ['/colour', '/pge'])
 })
 
+t.test('a route that declares no query parameters refuses any, naming it, before doing anything', async t => {
+  const app = await buildTestApp(t)
+  const project = body(await post(app, '/v1/projects', { name: 'queried' }))
+  const json = { 'content-type': 'application/json' }
+  const requests = [
+    { method: 'GET', url: `/v1/projects/${project.id}?fields=name` },
+    { method: 'HEAD', url: `/v1/projects/${project.id}?x=1` },
+    { method: 'PATCH', url: `/v1/projects/${project.id}?dryRun=true`, headers: { 'content-type': 'application/merge-patch+json' }, payload: '{"budget":5}' },
+    { method: 'PUT', url: `/v1/projects/${project.id}?x=1`, headers: json, payload: '{"name":"replaced"}' },
+    { method: 'DELETE', url: `/v1/projects/${project.id}?force=1` },
+    { method: 'POST', url: '/v1/projects?x=1', headers: json, payload: '{"name":"created"}' },
+    { method: 'GET', url: '/v1/api-keys?limit=5' }
+  ] as const
+  for (const request of requests) {
+    const response = await app.inject(request)
+    if (request.method === 'HEAD') {
+      t.equal(response.statusCode, 400, 'HEAD too')
+      continue
+    }
+    const problem = assertProblem(t, response, 400, 'validation')
+    t.same(problem.errors, [{ in: 'query', pointer: `/${new URLSearchParams(request.url.split('?')[1]).keys().next().value!}`, detail: 'is not a known property' }], `${request.method} ${request.url}`)
+  }
+  t.same(body(await get(app, `/v1/projects/${project.id}`)), project, 'nothing was changed or deleted')
+  t.same(body(await get(app, '/v1/projects?name=created')), [], 'nothing was created')
+})
+
 t.test('hostile values get 400 or correct results, never a 500, and reach SQL only as values', async t => {
   const { app } = await seed(t)
   const hostile = [
