@@ -240,6 +240,7 @@ t.test('cursor: links, no total, tamper-evident, not with page', async t => {
   t.match(rel.next, /^\/v1\/projects\?limit=3&cursor=[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/)
   const token = new URL(`http://x${rel.next!}`).searchParams.get('cursor')!
 
+  t.equal((await get(app, `/v1/projects?limit=3&cursor=${token}`)).statusCode, 200, 'the cursor issued is accepted, and remembered')
   const [payload, signature] = token.split('.')
   const forged = Buffer.from(JSON.stringify({ s: 'id', v: [1] })).toString('base64url')
   for (const bad of [`${forged}.${signature!}`, `${payload!}.${signature!.slice(0, -2)}AA`, 'garbage', `${payload!}`, `${payload!}.${signature!}.x`]) {
