@@ -17,7 +17,7 @@ import { indexChoice, type IndexChoice } from './index-choice.js'
 import { queryTemplates } from './query-templates.js'
 import { addEvents, anySubscription, eventValues, outboxInsert, type EventKind } from './outbox.js'
 import { webhookStore } from './webhooks.js'
-import { stampedCache, type StampedCache } from './stamped-cache.js'
+import { oncePerTurn, stampedCache, type StampedCache } from './stamped-cache.js'
 import type { Edit, InsertOptions, ListQuery, MigrationReport, Store, StoredRecord, WriteMiss, WriteOptions } from './store.js'
 import { conditionSql, type Where } from './conditions.js'
 import { listQuery } from './list-query.js'
@@ -204,10 +204,21 @@ export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs 
     return wrapped as T
   }
 
+  const changeStamp = oncePerTurn(() => dialect.changeStamp?.())
+
+  /** The change stamp; an unreachable database is a 503, whether the dialect throws at once (SQLite) or later. */
+  async function currentStamp (): Promise<string | undefined> {
+    try {
+      return await changeStamp()
+    } catch (error) {
+      return rethrow(error)
+    }
+  }
+
   /** `compute`d once per change stamp (stamped-cache.ts) where the dialect has one, else every time. */
   async function remembered<T> (cache: StampedCache<T>, key: string, compute: () => Promise<T>): Promise<T> {
     // Read before computing: a write in between makes the stamp stale, never the answer.
-    const stamp = await Promise.resolve(dialect.changeStamp?.()).catch(rethrow)
+    const stamp = await currentStamp()
     return stamp === undefined ? await compute() : await cache.remember(key, stamp, compute)
   }
 

@@ -135,3 +135,20 @@ t.test('requests that want the same unchanged page read it once between them', a
   await store.list(projects, long)
   t.equal(reads(), 2, 'a page longer than a cursor page of 100 is read every time')
 })
+
+t.test('a page and its count started together read the change stamp once, and the next request reads it anew', async t => {
+  const { store, stampReads, model } = await recordingStore(t)
+  const projects = model.get('projects')!
+  const query: ListQuery = { where: [], orderBy: [{ field: 'id', direction: 'asc' }], limit: 5, offset: 0 }
+  const listed = async (): Promise<[number, number]> => {
+    stampReads.count = 0
+    const [page, total] = await Promise.all([store.list(projects, query), store.count(projects, [])])
+    t.equal(page.length, total, 'the page and the count agree')
+    return [total, stampReads.count]
+  }
+  t.same(await listed(), [0, 1], 'one stamp read for both')
+  await store.insert(projects, { name: 'one', active: true, tags: [], description: undefined, budget: undefined })
+  t.same(await listed(), [1, 1], 'the write is seen by the next pair, which read the stamp again')
+  await store.insert(projects, { name: 'two', active: true, tags: [], description: undefined, budget: undefined })
+  t.same(await listed(), [2, 1])
+})

@@ -20,6 +20,8 @@ export interface RecordingStore {
   readonly dialect: Dialect
   /** The queries sent so far; a test empties it before the step it looks at. */
   readonly sent: CompiledQuery[]
+  /** How many times the store has read the change stamp (on SQLite past the executor too). */
+  readonly stampReads: { count: number }
   readonly model: Model
 }
 
@@ -38,12 +40,16 @@ export async function recordingStore (t: Test): Promise<RecordingStore> {
   }
   // And where the dialect reads at once, past the executor (SQLite's reader).
   const readAtOnce = dialect.readAtOnce?.bind(dialect)
-  const recorded: Dialect = readAtOnce === undefined
-    ? dialect
-    : { ...dialect, readAtOnce: query => { sent.push(query); return readAtOnce(query) } }
+  const stampReads = { count: 0 }
+  const changeStamp = dialect.changeStamp?.bind(dialect)
+  const recorded: Dialect = {
+    ...dialect,
+    ...(readAtOnce === undefined ? {} : { readAtOnce: query => { sent.push(query); return readAtOnce(query) } }),
+    ...(changeStamp === undefined ? {} : { changeStamp: () => { stampReads.count++; return changeStamp() } })
+  }
   const model = buildModel(resources)
   const store = createSqlStore(recorded, model, { apiKeyCacheMs: 0 })
   t.teardown(async () => { await store.close() })
   await store.migrate()
-  return { store, dialect, sent, model }
+  return { store, dialect, sent, stampReads, model }
 }
