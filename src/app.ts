@@ -92,22 +92,24 @@ export async function buildApp ({ config, definitions, store: givenStore, logStr
     throw error
   }
 
+  app.addHook('onRequest', function echoRequestId (request, reply, done) {
+    reply.header('x-request-id', request.id)
+    done()
+  })
+  const methods = trackRouteMethods(app)
+  await app.register(problems)
+  await app.register(security, { https })
   // Fastify's own answer to a request that arrives while it closes (return503OnClosing) is a plain JSON
-  // body, not a problem: it is turned off above, and such requests are refused here instead.
+  // body, not a problem: it is turned off above, and such requests are refused here instead, with the
+  // headers of every answer. Fastify closes the connection after the answer.
   let closing = false
   app.addHook('preClose', function drain (done) {
     closing = true
     done()
   })
-  app.addHook('onRequest', function echoRequestId (request, reply, done) {
-    reply.header('x-request-id', request.id)
-    // One hook for both: it is on every request's path. After shutdown began, a request on a connection
-    // still open does no work; Fastify closes that connection after the answer.
+  app.addHook('onRequest', function refuseWhileClosing (_request, _reply, done) {
     done(closing ? shuttingDown() : undefined)
   })
-  const methods = trackRouteMethods(app)
-  await app.register(problems)
-  await app.register(security, { https })
   if (config.corsOrigins !== '') await app.register(cors, corsOptions(config.corsOrigins))
   await app.register(negotiation)
   await app.register(requestLimits)
