@@ -28,13 +28,7 @@ export function compiledOnce<T> (): (externalSchemas: unknown, options: unknown)
     // (Ajv plugins, say) are written out by their source, which JSON would silently leave out.
     const context = hash('sha256', JSON.stringify([externalSchemas, options ?? null], (_key, value: unknown) => typeof value === 'function' ? `function ${String(value)}` : value))
     return (key, compile) => {
-      const full = `${context} ${key}`
-      let result = compiled.get(full)
-      if (result === undefined) {
-        result = compile()
-        compiled.set(full, result)
-      }
-      return result
+      return compiled.remember(`${context} ${key}`, compile)
     }
   }
 }

@@ -71,12 +71,7 @@ const httpDates = new BoundedMap<string, string>(1000)
 
 /** Last-Modified of an ISO timestamp, remembered: formatting a date was 2 % of a GET of one record. */
 export function httpDate (iso: string): string {
-  let date = httpDates.get(iso)
-  if (date === undefined) {
-    date = new Date(iso).toUTCString()
-    httpDates.set(iso, date)
-  }
-  return date
+  return httpDates.remember(iso, () => new Date(iso).toUTCString())
 }
 
 /** A weak tag for a response body (lists): equal bodies, equal tags. */

@@ -45,11 +45,7 @@ export function chosenCoding (headers: IncomingHttpHeaders, bytes: number): Codi
   // x-no-compression: the plugin's own opt-out, honoured the same way.
   const accepted = headers['accept-encoding']
   if (bytes < COMPRESSION_THRESHOLD || accepted === undefined || headers['x-no-compression'] !== undefined) return undefined
-  let choice = choices.get(accepted)
-  if (choice === undefined) {
-    choice = preferredCoding(accepted)
-    choices.set(accepted, choice)
-  }
+  const choice = choices.remember(accepted, () => preferredCoding(accepted))
   return choice === 'identity' ? undefined : choice
 }
 

@@ -52,21 +52,13 @@ export function cursorCodec (key: Buffer): CursorCodec {
   return {
     encode ({ sort, values }) {
       const payload = Buffer.from(JSON.stringify({ s: sort, v: values })).toString('base64url')
-      let token = signed.get(payload)
-      if (token === undefined) {
-        token = `${payload}.${sign(payload).toString('base64url')}`
-        signed.set(payload, token)
+      return signed.remember(payload, () => {
+        const token = `${payload}.${sign(payload).toString('base64url')}`
         positions.set(token, position(sort, values))
-      }
-      return token
+        return token
+      })
     },
-    decode (token) {
-      let found = positions.get(token)
-      if (found === undefined) {
-        found = verified(token)
-        if (found !== undefined) positions.set(token, found)
-      }
-      return found
-    }
+    // A cursor that fails verification is not remembered, so forged ones cannot push out real ones.
+    decode: token => positions.remember(token, () => verified(token))
   }
 }

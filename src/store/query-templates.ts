@@ -23,14 +23,11 @@ export type QueryTemplates = (shape: string, values: readonly unknown[], build: 
 export function queryTemplates (maxShapes = 1000): QueryTemplates {
   const templates = new BoundedMap<string, Template>(maxShapes)
   return (shape, values, build) => {
-    let template = templates.get(shape)
-    if (template === undefined) {
+    const { compiled, slots } = templates.remember(shape, () => {
       const stand = values.map((_, index) => new Slot(index))
       const compiled = build(stand).compile()
-      template = { compiled, slots: compiled.parameters.map(parameter => parameter instanceof Slot ? parameter.index : -1) }
-      templates.set(shape, template)
-    }
-    const { compiled, slots } = template
+      return { compiled, slots: compiled.parameters.map(parameter => parameter instanceof Slot ? parameter.index : -1) }
+    })
     return { ...compiled, parameters: slots.map((slot, position) => slot === -1 ? compiled.parameters[position] : values[slot]) }
   }
 }

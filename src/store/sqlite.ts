@@ -89,11 +89,7 @@ function reusingStatements (database: BetterSqlite3.Database): StatementSource {
   let writes = 0
   return {
     prepare (sql) {
-      let statement = statements.get(sql)
-      if (statement === undefined) {
-        statement = arrayFetching(database.prepare(sql))
-        statements.set(sql, statement)
-      }
+      const statement = statements.remember(sql, () => arrayFetching(database.prepare(sql)))
       if (!statement.readonly) writes++
       return statement
     },
