@@ -63,9 +63,21 @@ export function notFound (request: FastifyRequest, reply: FastifyReply): Fastify
   const path = instanceOf(request.url)
   const version = /^\/v([^/]+)(\/|$)/.exec(path)?.[1]
   if (version !== undefined && !API_VERSIONS.includes(version)) {
-    return sendProblem(request, reply, new UnknownVersion(`API version ${version} does not exist; available: ${API_VERSIONS.join(', ')}`))
+    return sendProblem(request, reply, new UnknownVersion(`${requestedVersion(request, version)} does not exist; available: ${API_VERSIONS.join(', ')}`))
   }
   return sendProblem(request, reply, new RouteNotFound(`nothing is at ${request.method} ${path}`))
+}
+
+/**
+ * The unknown version as the client asked for it. A header's value is shown
+ * as sent (rewriteVersionedUrl routes anything but digits to `/vunknown`), cut
+ * short so a long header cannot swell the problem.
+ */
+function requestedVersion (request: FastifyRequest, pathVersion: string): string {
+  const header = request.headers['api-version']
+  if (request.url === request.originalUrl || typeof header !== 'string') return `API version ${pathVersion}`
+  const shown = header.length > 40 ? `${header.slice(0, 40)}…` : header
+  return `Api-Version ${JSON.stringify(shown)}`
 }
 
 /** find-my-way's bound on one path parameter: longer ids still reach validation (400); past this, 414. */
