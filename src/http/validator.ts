@@ -42,9 +42,20 @@ export function convertString (type: string | undefined, raw: string): unknown {
   return raw
 }
 
+/**
+ * `x=1&x=2` for a parameter that takes one value: Ajv would say "must be
+ * integer" of a value that was an integer twice, so say what is wrong.
+ */
+function repeatedError (name: string, count: number): AjvErrorLike {
+  return { keyword: 'repeated', instancePath: `/${name}`, schemaPath: '', params: { count }, message: `is given ${count} times; give it once` }
+}
+
+interface AjvErrorLike { keyword: string, instancePath: string, schemaPath: string, params: Record<string, unknown>, message: string }
+
 function strictStrings (schema: PartSchema, validate: Validate): Validate {
   const properties = new Map(Object.entries(schema.properties ?? {}))
   const check: Validate = function validateStrings (data: unknown) {
+    let repeated: AjvErrorLike[] | undefined
     if (typeof data === 'object' && data !== null) {
       const values = data as Record<string, unknown>
       // The few parameters given, not the many declared (a collection declares each filterable field with every operator).
@@ -58,12 +69,18 @@ function strictStrings (schema: PartSchema, validate: Validate): Validate {
           if (Array.isArray(items)) values[name] = items.map(item => typeof item === 'string' ? convertString(property.items?.type, item) : item)
         } else if (typeof raw === 'string') {
           values[name] = convertString(property.type, raw)
+        } else if (Array.isArray(raw)) {
+          (repeated ??= []).push(repeatedError(name, raw.length))
         }
       }
     }
     const valid = validate(data)
     check.errors = validate.errors
-    return valid
+    if (repeated === undefined) return valid
+    const named = new Set(repeated.map(error => error.instancePath))
+    const others = (validate.errors as AjvErrorLike[] | null | undefined ?? []).filter(error => !named.has(error.instancePath))
+    check.errors = [...repeated, ...others]
+    return false
   }
   return check
 }

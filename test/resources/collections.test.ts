@@ -121,6 +121,18 @@ t.test('page and limit out of range are 400 naming the parameter and bound', asy
   t.equal((await get(app, '/v1/projects?limit=50')).statusCode, 200)
 })
 
+t.test('a one-value parameter given twice is 400 saying so, beside any other fault', async t => {
+  const app = await buildTestApp(t)
+  const twice = assertProblem(t, await get(app, '/v1/projects?page=1&page=2'), 400, 'validation')
+  t.same(twice.errors, [{ in: 'query', pointer: '/page', detail: 'is given 2 times; give it once' }])
+  const both = assertProblem(t, await get(app, '/v1/tasks?sort=name&sort=id&sort=-id&limit=0'), 400, 'validation')
+  t.same(both.errors, [
+    { in: 'query', pointer: '/sort', detail: 'is given 3 times; give it once' },
+    { in: 'query', pointer: '/limit', detail: 'must be >= 1' }
+  ])
+  t.equal((await get(app, '/v1/projects?budget[in]=0&budget[in]=50')).statusCode, 200, 'a list parameter may still repeat')
+})
+
 t.test('sort: by id, by keys, ties by id, missing values last, code-point order', async t => {
   const { app, projects } = await seed(t)
   for (const sort of ['asc', 'desc', 'name', '-name', 'name:desc', 'budget', '-budget', 'budget:asc', 'budget,-name', '-budget,name', 'createdAt', '-createdAt', 'updatedAt', 'budget:desc,name:desc']) {
