@@ -1,7 +1,8 @@
 /**
  * What a database dialect supplies to the shared SQL store: a Kysely instance
  * and the few places where databases differ (types, value encoding, error
- * codes). Everything else lives once in sql-store.ts.
+ * codes). Everything else lives once, in sql-store.ts and the modules it
+ * composes.
  */
 import type { ColumnDataType, ColumnDefinitionBuilder, CompiledQuery, Expression, Kysely, SqlBool } from 'kysely'
 import type { Writer } from './group-commit.js'

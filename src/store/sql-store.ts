@@ -5,27 +5,29 @@
  */
 import { randomBytes } from 'node:crypto'
 import { sql, type Compilable, type Kysely, type CompiledQuery } from 'kysely'
-import { IdempotencyInProgress, invalid, StillReferenced, storeUnavailable, UniqueViolation } from '../errors.js'
+import { IdempotencyInProgress } from '../errors.js'
 import type { Condition } from '../resources/define.js'
 import type { Model, Resource } from '../resources/model.js'
 import { cachingApiKeys } from './api-key-cache.js'
 import { cascadedIds, cascades } from './cascade.js'
+import { conditionSql, type Where } from './conditions.js'
+import { counting } from './counting.js'
 import { credentialStore } from './credentials.js'
 import type { Database, Dialect } from './dialect.js'
+import { eventWrites } from './event-writes.js'
 import { idempotencyStore, markCreated } from './idempotency.js'
 import { indexChoice, type IndexChoice } from './index-choice.js'
-import { queryTemplates } from './query-templates.js'
-import { addEvents, anySubscription, eventValues, outboxInsert, type EventKind } from './outbox.js'
-import { webhookStore } from './webhooks.js'
-import { oncePerTurn, stampedCache, type StampedCache } from './stamped-cache.js'
-import type { Edit, InsertOptions, ListQuery, MigrationReport, Store, StoredRecord, WriteMiss, WriteOptions } from './store.js'
-import { conditionSql, type Where } from './conditions.js'
 import { listQuery } from './list-query.js'
+import { anySubscription } from './outbox.js'
+import { queryTemplates } from './query-templates.js'
+import { reads } from './reads.js'
 import { rowCodec, type Row } from './row-codec.js'
-import { countOf, countValue, rowCountQuery } from './row-counts.js'
 import { migrateSchema } from './schema-migration.js'
-import { readValueTally, tallyCount, talliedColumn, valueKey } from './value-counts.js'
+import { stampedCache } from './stamped-cache.js'
+import type { Edit, InsertOptions, ListQuery, MigrationReport, Store, StoredRecord, WriteMiss, WriteOptions } from './store.js'
+import { storeErrors } from './store-errors.js'
 import { SECRETS_TABLE, tableSpec } from './tables.js'
+import { webhookStore } from './webhooks.js'
 
 /** `{ column: value }` for columns and the values at the same positions. */
 function namedSlots (columns: readonly string[], values: readonly unknown[]): Row {
@@ -50,18 +52,18 @@ export interface SqlStoreOptions {
 
 export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs }: SqlStoreOptions): Store {
   const { db, writer } = dialect
-  const webhooks = webhookStore(writer)
-  const enqueuedListeners: Array<() => void> = []
   const templated = queryTemplates()
-  const counts = stampedCache<number>()
   const pages = stampedCache<StoredRecord[]>(PAGES_REMEMBERED)
   const specs = new Map(model.resources.map(resource => [resource.collection, tableSpec(model, resource, dialect)]))
   const codec = rowCodec(dialect, specs)
   const clauses = conditionSql(dialect, codec)
   const { matching } = clauses
   const pageQuery = listQuery(db, codec, clauses, templated, dialect.inOneSnapshot !== undefined)
-  const rowCounts = new Map(model.resources.map(resource => [resource.collection, rowCountQuery(db, resource.collection)]))
-  const tallied = new Map([...specs].map(([collection, spec]) => [collection, new Set(spec.tallied)]))
+  const { rethrow, failedWrite, failedRemove } = storeErrors(dialect, model)
+  const readers = reads(dialect, rethrow)
+  const { read, readInTurn, remembered } = readers
+  const { count, matchesUpTo } = counting({ db, model, specs, codec, clauses, reads: readers, rethrow })
+  const writes = eventWrites(writer, templated)
 
   /**
    * A query on the rows matching `conditions`, compiled once per shape when
@@ -77,34 +79,6 @@ export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs 
     const values = [...leading, ...conditions.map(item => codec.encode(resource, item.field, item.value))]
     return templated(`${shape} where ${conditions.map(item => item.field).join(' ')}`, values,
       slots => build(slots, eb => eb.and(conditions.map((item, i) => eb(eb.ref(item.field), '=', slots[leading.length + i])))))
-  }
-
-  interface Outbox {
-    /** Adds the event of one write, if some subscription is active (one statement either way). */
-    add: (resource: Resource, kind: EventKind, record: unknown) => Promise<void>
-    /** Adds the events of many records of one collection, once `anySubscription` said they are wanted. */
-    addAll: (collection: string, kind: EventKind, records: readonly unknown[]) => Promise<void>
-  }
-
-  /**
-   * Runs a store write on the writer. Its events go to the outbox inside the
-   * same transaction; once that has committed, the dispatcher is told if some
-   * subscription may want them.
-   */
-  async function writeWithEvents<T> (job: (w: Kysely<Database>, outbox: Outbox) => Promise<T>): Promise<T> {
-    let enqueued = false
-    const result = await writer.run(async w => await job(w, {
-      async add (resource, kind, record) {
-        const inserted = await w.executeQuery(templated('webhook event', eventValues(resource.collection, kind, record), slots => outboxInsert(w, slots)))
-        enqueued = enqueued || (inserted.numAffectedRows ?? 0n) > 0n
-      },
-      async addAll (collection, kind, records) {
-        await addEvents(w, collection, kind, records)
-        enqueued = enqueued || records.length > 0
-      }
-    }))
-    if (enqueued) for (const listener of enqueuedListeners) listener()
-    return result
   }
 
   /**
@@ -130,71 +104,6 @@ export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs 
     return compileMatching(resource, `get ${resource.collection}`, byId(id, options), [], (_, where) => executor.selectFrom(resource.collection).selectAll().where(where))
   }
 
-  /** The rows of a read on `db`: at once where the dialect can, else through Kysely; an unreachable database is a 503 either way. */
-  async function read<R> (query: CompiledQuery<R>): Promise<R[]> {
-    try {
-      return dialect.readAtOnce?.(query) ?? (await db.executeQuery(query)).rows
-    } catch (error) {
-      return rethrow(error)
-    }
-  }
-
-  /** Queries read one after another in one snapshot, so no write lands between them, until `limit` rows are in. */
-  function readInTurn<R> (queries: ReadonlyArray<CompiledQuery<R>>, limit: number): R[] {
-    try {
-      return dialect.inOneSnapshot!(() => {
-        const rows: R[] = []
-        for (const query of queries) {
-          rows.push(...dialect.readAtOnce!(query))
-          if (rows.length >= limit) break
-        }
-        return rows.slice(0, limit)
-      })
-    } catch (error) {
-      return rethrow(error)
-    }
-  }
-
-  function rethrow (error: unknown): never {
-    if (dialect.classify(error)?.kind === 'unavailable') throw storeUnavailable('the database is unavailable; try again shortly')
-    throw error
-  }
-
-  /** Finds which foreign keys of a write point at rows that do not exist. */
-  async function missingParents (resource: Resource, values: Readonly<Record<string, unknown>>): Promise<never> {
-    const issues = []
-    for (const link of resource.parents) {
-      const id = values[link.foreignKey]
-      if (id === undefined || id === null) continue
-      const parent = await db.selectFrom(link.parent).select('id').where('id', '=', id as number).executeTakeFirst()
-      if (parent === undefined) {
-        issues.push({ in: 'body' as const, pointer: `/${link.foreignKey}`, detail: `refers to ${model.get(link.parent).singular} ${String(id)}, which does not exist` })
-      }
-    }
-    if (issues.length === 0) throw new Error(`foreign key violation on ${resource.collection} with no missing parent`)
-    throw invalid(issues)
-  }
-
-  async function translateWrite (resource: Resource, values: Readonly<Record<string, unknown>>, error: unknown): Promise<never> {
-    const violation = dialect.classify(error)
-    if (violation?.kind === 'unique') {
-      const field = violation.column ?? resource.definition.unique.join(', ')
-      throw new UniqueViolation(`another ${resource.singular} already has this ${field}`)
-    }
-    if (violation?.kind === 'foreign-key') return await missingParents(resource, values)
-    return rethrow(error)
-  }
-
-  async function referencingChildren (resource: Resource, id: number): Promise<never> {
-    const holders: string[] = []
-    for (const link of resource.children) {
-      if (link.onDelete === 'cascade') continue
-      const held = countValue(await countOf(db, link.child).where(link.foreignKey, '=', id).executeTakeFirst())
-      if (held > 0) holders.push(`${held} ${link.child}`)
-    }
-    throw new StillReferenced(`this ${resource.singular} is still referenced by ${holders.join(' and ') || 'other records'}; delete or move them first`)
-  }
-
   /** Every method of a sub-store, with connectivity failures turned into 503s like the rest. */
   function guarded<T extends object> (target: T): T {
     const wrapped: Record<string, unknown> = {}
@@ -202,45 +111,6 @@ export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs 
       wrapped[name] = async (...args: unknown[]) => await (method as (...args: unknown[]) => Promise<unknown>).apply(wrapped, args).catch(rethrow)
     }
     return wrapped as T
-  }
-
-  const changeStamp = oncePerTurn(() => dialect.changeStamp?.())
-
-  /** The change stamp; an unreachable database is a 503, whether the dialect throws at once (SQLite) or later. */
-  async function currentStamp (): Promise<string | undefined> {
-    try {
-      return await changeStamp()
-    } catch (error) {
-      return rethrow(error)
-    }
-  }
-
-  /** `compute`d once per change stamp (stamped-cache.ts) where the dialect has one, else every time. */
-  async function remembered<T> (cache: StampedCache<T>, key: string, compute: () => Promise<T>): Promise<T> {
-    // Read before computing: a write in between makes the stamp stale, never the answer.
-    const stamp = await currentStamp()
-    return stamp === undefined ? await compute() : await cache.remember(key, stamp, compute)
-  }
-
-  async function count (resource: Resource, where: readonly Condition[]): Promise<number> {
-    return await remembered(counts, `${resource.collection} ${JSON.stringify(where)}`, async () => {
-      // A whole collection's count is its tally (row-counts.ts), so is one filtered on a tallied column (value-counts.ts); others are counted.
-      if (where.length === 0) return countValue((await read(rowCounts.get(resource.collection)!))[0])
-      const column = talliedColumn(tallied.get(resource.collection)!, where)
-      if (column !== undefined) {
-        return tallyCount(await readValueTally(db, resource.collection, column).catch(rethrow), where, value => valueKey(codec.encode(resource, column, value)))
-      }
-      return countValue(await countOf(db, resource.collection).where(matching(resource, where)).executeTakeFirst().catch(rethrow))
-    })
-  }
-
-  /** Rows matching `where`, or `bound` if at least that many do: from the tallies where they answer, else reading at most `bound` of them. */
-  async function matchesUpTo (resource: Resource, where: readonly Condition[], bound: number): Promise<number> {
-    if (where.length === 0 || talliedColumn(tallied.get(resource.collection)!, where) !== undefined) return Math.min(await count(resource, where), bound)
-    return await remembered(counts, `${resource.collection} ${JSON.stringify(where)} up to ${bound}`, async () => {
-      const some = db.selectFrom(resource.collection).select(sql<number>`1`.as('one')).where(matching(resource, where)).limit(bound)
-      return countValue((await read(db.selectFrom(some.as('some')).select(eb => eb.fn.countAll<number>().as('n')).compile()))[0])
-    })
   }
 
   const unindexedColumns: IndexChoice = dialect.unindexed === undefined
@@ -251,8 +121,8 @@ export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs 
     dialect: dialect.name,
     credentials: guarded(cachingApiKeys(credentialStore(writer.db), apiKeyCacheMs)),
     idempotency: guarded(idempotencyStore(writer.db)),
-    webhooks: guarded(webhooks),
-    onEventsEnqueued (listener) { enqueuedListeners.push(listener) },
+    webhooks: guarded(webhookStore(writer)),
+    onEventsEnqueued: writes.onEnqueued,
 
     async migrate (): Promise<MigrationReport> {
       return await migrateSchema(writer.db, dialect, [...specs.values()])
@@ -302,7 +172,7 @@ export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs 
       const columns = Object.keys(fields)
       const now = new Date().toISOString()
       try {
-        return await writeWithEvents(async (w, outbox) => {
+        return await writes.run(async (w, outbox) => {
           const { rows } = await w.executeQuery<Row>(compileMatching(resource, `insert ${resource.collection} ${columns.join(' ')}`, [], [...Object.values(fields), now],
             slots => w.insertInto(resource.collection).values({ ...namedSlots(columns, slots), version: 1, createdAt: slots[columns.length], updatedAt: slots[columns.length] }).returningAll()))
           const inserted = codec.decode(resource, rows[0]!)
@@ -313,14 +183,14 @@ export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs 
           return inserted
         })
       } catch (error) {
-        return await translateWrite(resource, values, error)
+        return await failedWrite(resource, values, error)
       }
     },
 
     async update (resource: Resource, id: number, edit: Edit, options?: WriteOptions): Promise<StoredRecord | WriteMiss> {
       let values: Readonly<Record<string, unknown>> = {}
       try {
-        return await writeWithEvents(async (w, outbox) => {
+        return await writes.run(async (w, outbox) => {
           const row = await readForWrite(w, resource, id, options)
           if (row === undefined) return 'missing'
           const current = codec.decode(resource, row)
@@ -336,13 +206,13 @@ export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs 
           return updated
         })
       } catch (error) {
-        return await translateWrite(resource, values, error)
+        return await failedWrite(resource, values, error)
       }
     },
 
     async remove (resource: Resource, id: number, check: (current: StoredRecord) => void, options?: WriteOptions): Promise<'removed' | WriteMiss> {
       try {
-        return await writeWithEvents(async (w, outbox) => {
+        return await writes.run(async (w, outbox) => {
           const row = await readForWrite(w, resource, id, options)
           if (row === undefined) return 'missing'
           const current = codec.decode(resource, row)
@@ -355,8 +225,7 @@ export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs 
           return 'removed'
         })
       } catch (error) {
-        if (dialect.classify(error)?.kind === 'foreign-key') return await referencingChildren(resource, id)
-        return rethrow(error)
+        return await failedRemove(resource, id, error)
       }
     }
   }

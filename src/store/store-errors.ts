@@ -1,0 +1,70 @@
+/**
+ * Database errors turned into the service's own: an unreachable database is
+ * a 503, a unique clash a 409, a foreign key to a missing record a 400 naming
+ * the field, a delete of a record others still reference a 409 naming them.
+ * Anything else goes on unchanged, to become a 500 that says nothing of SQL.
+ */
+import { invalid, StillReferenced, storeUnavailable, UniqueViolation } from '../errors.js'
+import type { Model, Resource } from '../resources/model.js'
+import type { Dialect } from './dialect.js'
+import { countOf, countValue } from './row-counts.js'
+
+export interface StoreErrors {
+  /** Throws `error` again, as a 503 when the database is unreachable. */
+  rethrow: (error: unknown) => never
+  /** Throws what a failed insert or update of `values` means to the client. */
+  failedWrite: (resource: Resource, values: Readonly<Record<string, unknown>>, error: unknown) => Promise<never>
+  /** Throws what a failed delete of record `id` means to the client. */
+  failedRemove: (resource: Resource, id: number, error: unknown) => Promise<never>
+}
+
+export function storeErrors (dialect: Dialect, model: Model): StoreErrors {
+  const { db } = dialect
+
+  function rethrow (error: unknown): never {
+    if (dialect.classify(error)?.kind === 'unavailable') throw storeUnavailable('the database is unavailable; try again shortly')
+    throw error
+  }
+
+  /** Finds which foreign keys of a write point at rows that do not exist. */
+  async function missingParents (resource: Resource, values: Readonly<Record<string, unknown>>): Promise<never> {
+    const issues = []
+    for (const link of resource.parents) {
+      const id = values[link.foreignKey]
+      if (id === undefined || id === null) continue
+      const parent = await db.selectFrom(link.parent).select('id').where('id', '=', id as number).executeTakeFirst()
+      if (parent === undefined) {
+        issues.push({ in: 'body' as const, pointer: `/${link.foreignKey}`, detail: `refers to ${model.get(link.parent).singular} ${String(id)}, which does not exist` })
+      }
+    }
+    if (issues.length === 0) throw new Error(`foreign key violation on ${resource.collection} with no missing parent`)
+    throw invalid(issues)
+  }
+
+  async function referencingChildren (resource: Resource, id: number): Promise<never> {
+    const holders: string[] = []
+    for (const link of resource.children) {
+      if (link.onDelete === 'cascade') continue
+      const held = countValue(await countOf(db, link.child).where(link.foreignKey, '=', id).executeTakeFirst())
+      if (held > 0) holders.push(`${held} ${link.child}`)
+    }
+    throw new StillReferenced(`this ${resource.singular} is still referenced by ${holders.join(' and ') || 'other records'}; delete or move them first`)
+  }
+
+  return {
+    rethrow,
+    async failedWrite (resource, values, error) {
+      const violation = dialect.classify(error)
+      if (violation?.kind === 'unique') {
+        const field = violation.column ?? resource.definition.unique.join(', ')
+        throw new UniqueViolation(`another ${resource.singular} already has this ${field}`)
+      }
+      if (violation?.kind === 'foreign-key') return await missingParents(resource, values)
+      return rethrow(error)
+    },
+    async failedRemove (resource, id, error) {
+      if (dialect.classify(error)?.kind === 'foreign-key') return await referencingChildren(resource, id)
+      return rethrow(error)
+    }
+  }
+}
