@@ -108,6 +108,8 @@ t.test('a subscription gets every matching write, signed per Standard Webhooks',
   t.equal(await app.store.webhooks.purge(new Date(Date.now() - 60_000).toISOString()), 0, 'nothing is older than a minute')
   t.equal(await app.store.webhooks.purge(new Date(Date.now() + 1000).toISOString()), 4)
   t.same(body(await app.inject({ method: 'GET', url: `/v1/webhooks/${subscription.id as number}/deliveries` })), [])
+  const purged = await app.inject({ method: 'POST', url: `/v1/webhooks/${subscription.id as number}/deliveries/${attempts[0]!.eventId as string}/resend` })
+  assertProblem(t, purged, 404, 'not-found')
 })
 
 t.test('failures are retried with backoff, honouring Retry-After; the same id and body every time', async t => {
