@@ -86,10 +86,11 @@ export class ConfigError extends Error {
 const camel = (name: string): string =>
   name.toLowerCase().replace(/_([a-z])/g, (_match, letter: string) => letter.toUpperCase())
 
+/** What a setting's value must be: `: expected …` where the schema says it in a few words, else `. ` and the setting's description. */
 function expectation (schema: TSchema): string {
-  if (schema.anyOf !== undefined) return `one of ${(schema.anyOf as TSchema[]).map(option => String(option.const)).join(', ')}`
-  if (schema.type === 'integer') return `a whole number${schema.minimum === undefined ? '' : ` from ${String(schema.minimum)}`}${schema.maximum === undefined ? '' : ` to ${String(schema.maximum)}`}`
-  return schema.description ?? 'a valid value'
+  if (schema.anyOf !== undefined) return `: expected one of ${(schema.anyOf as TSchema[]).map(option => String(option.const)).join(', ')}`
+  if (schema.type === 'integer') return `: expected a whole number${schema.minimum === undefined ? '' : ` from ${String(schema.minimum)}`}${schema.maximum === undefined ? '' : ` to ${String(schema.maximum)}`}`
+  return schema.description === undefined ? '' : `. ${schema.description}`
 }
 
 /** Strings from the environment → typed values; no lenient coercion (`1e3`, `0x10` are refused). */
@@ -107,7 +108,7 @@ export function loadConfig (env: Readonly<Record<string, string | undefined>>): 
     if (!Value.Check(schema, value)) {
       // Secrets are marked writeOnly: a bad one is named, never echoed.
       const shown = schema.writeOnly === true ? ' (value hidden)' : `=${JSON.stringify(raw)}`
-      problems.push(`${name}${shown} is not valid: expected ${expectation(schema)}`)
+      problems.push(`${name}${shown} is not valid${expectation(schema)}`)
       continue
     }
     config[camel(name)] = value

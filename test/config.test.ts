@@ -30,7 +30,7 @@ t.test('every bad variable is named with what it expects', async t => {
   t.equal(problems.length, 5)
   t.match(problems.join('\n'), /PORT="80a" is not valid: expected a whole number from 0 to 65535/)
   t.match(problems.join('\n'), /LOG_LEVEL="loud" is not valid: expected one of fatal, error/)
-  t.match(problems.join('\n'), /DATABASE_URL="mysql:\/\/x"/)
+  t.match(problems.join('\n'), /DATABASE_URL="mysql:\/\/x" is not valid\. `sqlite:<file>` \(created on first start\) or `postgres:/, 'a described setting reads as a sentence')
   t.match(problems.join('\n'), /BODY_LIMIT="1e6"/)
   t.match(problems.join('\n'), /SQLITE_SYNCHRONOUS="OFF" is not valid: expected one of FULL, NORMAL, EXTRA/)
   t.throws(() => loadConfig({ PORT: '70000' }), /PORT/)
