@@ -56,15 +56,24 @@ export function tagged (request: FastifyRequest, reply: FastifyReply, tag: Entit
   return noneMatch(request.headers['if-none-match'], tag) === true
 }
 
+/**
+ * Whether a record last modified at `lastModified` (ISO) changed after the
+ * HTTP date `date` (If-Modified-Since, If-Unmodified-Since); undefined when
+ * there is no valid date, which both headers then ignore (RFC 9110 §13.1.3-4).
+ */
+export function modifiedAfter (lastModified: string, date: string | undefined): boolean | undefined {
+  if (date === undefined) return undefined
+  const dateMs = Date.parse(date)
+  if (Number.isNaN(dateMs)) return undefined
+  // HTTP dates have second precision; the stored time is truncated the same way.
+  return Math.floor(Date.parse(lastModified) / 1000) * 1000 > dateMs
+}
+
 /** Whether a GET may answer 304: If-None-Match decides when present, else If-Modified-Since. */
 export function notModified (headers: IncomingHttpHeaders, current: EntityTag, lastModified?: string): boolean {
   const byTag = noneMatch(headers['if-none-match'], current)
   if (byTag !== undefined) return byTag
-  const since = headers['if-modified-since']
-  if (since === undefined || lastModified === undefined) return false
-  const sinceMs = Date.parse(since)
-  // HTTP dates have second precision; the stored time is truncated the same way.
-  return !Number.isNaN(sinceMs) && Math.floor(Date.parse(lastModified) / 1000) * 1000 <= sinceMs
+  return lastModified !== undefined && modifiedAfter(lastModified, headers['if-modified-since']) === false
 }
 
 const httpDates = new BoundedMap<string, string>(1000)

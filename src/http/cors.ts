@@ -9,7 +9,7 @@ export const EXPOSED_HEADERS = [
   'Deprecation', 'Sunset', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'RateLimit-Policy', 'RateLimit'
 ]
 
-export const ALLOWED_HEADERS = ['Authorization', 'Content-Type', 'Accept', 'If-Match', 'If-None-Match', 'If-Modified-Since', 'Idempotency-Key', 'Prefer', 'Api-Version', 'X-Request-Id']
+export const ALLOWED_HEADERS = ['Authorization', 'Content-Type', 'Accept', 'If-Match', 'If-None-Match', 'If-Modified-Since', 'If-Unmodified-Since', 'Idempotency-Key', 'Prefer', 'Api-Version', 'X-Request-Id']
 
 export function corsOptions (origins: string): FastifyCorsOptions {
   return {

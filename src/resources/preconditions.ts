@@ -8,7 +8,7 @@
  */
 import type { FastifyRequest } from 'fastify'
 import { PreconditionFailed, PreconditionRequired, ResourceNotFound } from '../errors.js'
-import { parseEntityTags, versionsNamed } from '../http/conditional.js'
+import { modifiedAfter, noneMatch, parseEntityTags, recordTag, versionsNamed } from '../http/conditional.js'
 import type { StoredRecord, WriteMiss } from '../store/store.js'
 import type { Resource } from './model.js'
 import { visibility } from './visibility.js'
@@ -37,15 +37,27 @@ export async function load ({ request, resource, id }: Omit<WriteTarget, 'epoch'
   return record
 }
 
+/**
+ * The request's preconditions on the record it changes, evaluated in RFC 9110
+ * §13.2.2's order: If-Match (strong comparison), else If-Unmodified-Since;
+ * then If-None-Match, which on a write fails when it matches (`*`: when the
+ * record exists). Any that fails is a 412 and nothing changes.
+ */
 function precondition ({ request, resource, id, epoch }: WriteTarget): (current: StoredRecord) => void {
-  const tags = parseEntityTags(request.headers['if-match'])
+  const { headers } = request
+  const tags = parseEntityTags(headers['if-match'])
   if (tags === undefined && resource.definition.requireIfMatch === true) {
     throw new PreconditionRequired(`changing a ${resource.singular} needs If-Match with its current ETag`)
   }
   return current => {
-    if (tags === undefined || tags === '*') return
-    if (!versionsNamed(tags, epoch, id).includes(current.version)) {
+    if (tags !== undefined && tags !== '*' && !versionsNamed(tags, epoch, id).includes(current.version)) {
       throw new PreconditionFailed(`the ${resource.singular} has changed since that ETag; GET it again`)
+    }
+    if (tags === undefined && modifiedAfter(current.updatedAt, headers['if-unmodified-since']) === true) {
+      throw new PreconditionFailed(`the ${resource.singular} has changed since the If-Unmodified-Since date; GET it again`)
+    }
+    if (noneMatch(headers['if-none-match'], recordTag(epoch, id, current.version)) === true) {
+      throw new PreconditionFailed(`If-None-Match names this ${resource.singular}'s current state (or is *, and it exists); nothing was changed`)
     }
   }
 }

@@ -13,7 +13,7 @@ const WHEN: Record<number, string> = {
   404: 'No such resource, or not visible to the caller.',
   406: 'The Accept header allows no media type the service produces (it produces application/json).',
   409: 'A unique field is already taken, the resource is still referenced, or a request with the same Idempotency-Key is still running.',
-  412: 'If-Match names no current ETag: the resource changed since it was read. Nothing was changed.',
+  412: 'A precondition failed, and nothing was changed: If-Match names no current ETag, or the resource changed after If-Unmodified-Since, or If-None-Match names its current ETag (`*`: it exists).',
   413: 'The body is larger than the configured limit.',
   414: 'The query string is longer than 4096 characters.',
   415: 'The body is not JSON (`Accept-Post` / `Accept-Patch` say what is accepted).',
@@ -79,6 +79,8 @@ export const CONDITIONAL_READ = Type.Object({
 })
 export const CONDITIONAL_WRITE = Type.Object({
   'If-Match': Type.Optional(Type.String({ description: 'ETags (or `*`) the change is based on: 412 when none is current. Required (428) where the resource says so.' })),
+  'If-Unmodified-Since': Type.Optional(Type.String({ description: 'HTTP date: 412 when the resource changed after it (ignored with If-Match).' })),
+  'If-None-Match': Type.Optional(Type.String({ description: 'ETags (or `*`): 412 when one is current (`*`: when the resource exists).' })),
   Prefer: Type.Optional(Type.String({ description: '`return=minimal`: answer 204 without a body.' }))
 })
 export const CREATE_HEADERS = Type.Object({

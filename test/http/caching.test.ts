@@ -134,6 +134,32 @@ t.test('If-Match on PUT / PATCH / DELETE: a stale tag is 412 and nothing changes
   t.equal((await app.inject({ method: 'DELETE', url, headers: { 'if-match': current } })).statusCode, 204)
 })
 
+t.test('If-Unmodified-Since and If-None-Match on PUT / PATCH / DELETE (RFC 9110 §13.2.2): 412 when they fail, and nothing changes', async t => {
+  const app = await buildTestApp(t)
+  const created = await post(app, '/v1/projects', { name: 'dated', budget: 1 })
+  const url = `/v1/projects/${body(created).id as number}`
+  const etag = created.headers.etag as string
+  const lastModified = created.headers['last-modified'] as string
+  const before = new Date(Date.parse(lastModified) - 1000).toUTCString()
+  for (const [method, payload] of [['PATCH', { budget: 3 }], ['PUT', { name: 'dated', budget: 3 }], ['DELETE', undefined]] as const) {
+    const request = { method, url, ...(payload === undefined ? {} : { payload }) }
+    const old = assertProblem(t, await app.inject({ ...request, headers: { 'if-unmodified-since': before } }), 412, 'precondition-failed')
+    t.match(old.detail, /If-Unmodified-Since/, `${method}: changed after the date`)
+    assertProblem(t, await app.inject({ ...request, headers: { 'if-none-match': '*' } }), 412, 'precondition-failed')
+    assertProblem(t, await app.inject({ ...request, headers: { 'if-none-match': `"other", W/${etag}` } }), 412, 'precondition-failed')
+  }
+  const unchanged = await app.inject({ method: 'GET', url })
+  t.equal(unchanged.headers.etag, etag, 'none of them changed anything')
+  t.equal(body(unchanged).budget, 1)
+
+  t.equal((await app.inject({ method: 'PATCH', url, headers: { 'if-unmodified-since': lastModified }, payload: { budget: 2 } })).statusCode, 200, 'not modified after the date it was last modified')
+  t.equal((await app.inject({ method: 'PATCH', url, headers: { 'if-unmodified-since': 'not a date' }, payload: { budget: 3 } })).statusCode, 200, 'an invalid date is ignored')
+  const current = (await app.inject({ method: 'GET', url })).headers.etag as string
+  t.equal((await app.inject({ method: 'PATCH', url, headers: { 'if-match': current, 'if-unmodified-since': before }, payload: { budget: 4 } })).statusCode, 200, 'If-Unmodified-Since is ignored with If-Match')
+  t.equal((await app.inject({ method: 'PATCH', url, headers: { 'if-none-match': etag }, payload: { budget: 5 } })).statusCode, 200, 'If-None-Match naming an old state passes')
+  assertProblem(t, await app.inject({ method: 'PUT', url: '/v1/projects/999999', headers: { 'if-none-match': '*' }, payload: { name: 'new' } }), 404, 'not-found')
+})
+
 t.test('a definition may require If-Match (428 without it)', async t => {
   const ledgers = defineResource({ collection: 'ledgers', fields: Type.Object({ name: Type.String() }), requireIfMatch: true })
   const app = await buildTestApp(t, { definitions: [ledgers] })

@@ -28,6 +28,7 @@ t.test('CORS only for CORS_ORIGINS, exposing the headers clients read', async t 
   t.match(preflight.headers['access-control-allow-methods'], /PATCH/)
   t.match(preflight.headers['access-control-allow-headers'], /Authorization/)
   t.match(preflight.headers['access-control-allow-headers'], /If-Match/)
+  t.match(preflight.headers['access-control-allow-headers'], /If-Unmodified-Since/)
   t.equal(preflight.headers.allow, 'GET, HEAD, PUT, PATCH, DELETE, OPTIONS')
 
   const read = await app.inject({ method: 'GET', url: '/v1/projects', headers: { origin: 'https://app.example.com' } })
