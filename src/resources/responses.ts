@@ -5,6 +5,7 @@
 import { STATUS_CODES } from 'node:http'
 import { Type, type TSchema } from '@sinclair/typebox'
 import { PROBLEM_MEDIA_TYPE } from '../http/problem.js'
+import { problemExample } from './problem-examples.js'
 
 const WHEN: Record<number, string> = {
   400: 'The request is invalid: every offending value is named in `errors`.',
@@ -35,7 +36,7 @@ export function problemResponses (statuses: readonly number[]): Record<number, u
       description: WHEN[status] ?? STATUS_CODES[status] ?? 'Error',
       ...(status === 429 ? { headers: { ...RATE_LIMIT_HEADERS, ...RETRY_AFTER } } : {}),
       ...(status === 503 ? { headers: RETRY_AFTER } : {}),
-      content: { [PROBLEM_MEDIA_TYPE]: { schema: problem } }
+      content: { [PROBLEM_MEDIA_TYPE]: { schema: problem, example: problemExample(status) } }
     }
   }
   return responses

@@ -5,7 +5,7 @@ import t from 'tap'
 import { parse } from 'yaml'
 import { resources } from '../../schemas/index.js'
 import { openapiDocument } from '../../src/openapi-document.js'
-import { body, buildTestApp } from '../helper.js'
+import { ADMIN, body, buildTestApp, type Json } from '../helper.js'
 
 t.test('openapi/openapi.json and openapi.yaml are what the definitions generate (run npm run openapi)', async t => {
   const generated = await openapiDocument(resources)
@@ -92,4 +92,33 @@ t.test('every resource has request and response examples, and they are valid', a
     const validate = ajv.compile({ $ref: `doc#/components/schemas/${name}` })
     t.ok(validate(schema.examples[0]), `${name}'s example is valid: ${ajv.errorsText(validate.errors)}`)
   }
+})
+
+t.test('every problem response shows an example of its own status that the Problem schema accepts, as the service answers it', async t => {
+  const app = await buildTestApp(t)
+  const document = body(await app.inject({ method: 'GET', url: '/openapi.json' }))
+  const Ajv = AjvModule.default
+  const ajv = new Ajv({ strict: false })
+  ajv.addSchema({ $id: 'doc', components: document.components })
+  const validate = ajv.compile({ $ref: 'doc#/components/schemas/Problem' })
+  let checked = 0
+  for (const [path, item] of Object.entries(document.paths as Record<string, Record<string, { responses?: Record<string, { content?: Record<string, { example?: Json }> }> }>>)) {
+    for (const [method, operation] of Object.entries(item)) {
+      for (const [status, response] of Object.entries(operation.responses ?? {})) {
+        const media = response.content?.['application/problem+json']
+        if (media === undefined) continue
+        const where = `${method.toUpperCase()} ${path} ${status}`
+        if (!t.ok(media.example, `${where} has an example`)) continue
+        t.equal(media.example!.status, Number(status), `${where}: the example is a ${status}`)
+        t.ok(validate(media.example), `${where}: ${ajv.errorsText(validate.errors)}`)
+        checked++
+      }
+    }
+  }
+  t.ok(checked > 300, `${checked} problem responses checked`)
+
+  // The examples' type and title are the ones real answers carry.
+  const real = body(await app.inject({ method: 'GET', url: '/v1/projects/7', headers: { authorization: ADMIN } }))
+  const example = document.paths['/v1/projects/{id}'].get.responses['404'].content['application/problem+json'].example
+  t.same({ type: example.type, title: example.title }, { type: real.type, title: real.title })
 })
