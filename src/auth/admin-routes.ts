@@ -18,6 +18,10 @@ const Scopes = Type.Array(Scope, { minItems: 1, maxItems: 100, uniqueItems: true
 const Timestamp = Type.String({ format: 'date-time' })
 const NullableTimestamp = Type.Union([Timestamp, Type.Null()])
 
+/** What the document shows: an API key as listed, and as created (the only time the key is shown). */
+const API_KEY_EXAMPLE = { id: 3, name: 'reporting job', scopes: ['projects:read', 'tasks:read'], prefix: 'rsy_Xq3vN0bL', createdAt: '2026-11-02T09:15:00.000Z', expiresAt: null, lastUsedAt: '2026-11-20T17:42:10.000Z' }
+const CLIENT_EXAMPLE = { id: 1, clientId: 'rsyc_cB0gRGcZEandoAFI', name: 'billing service', scopes: ['projects:read'], createdAt: '2026-11-02T09:20:00.000Z' }
+
 export const ApiKey = Type.Object({
   id: Id,
   name: Type.String(),
@@ -26,7 +30,7 @@ export const ApiKey = Type.Object({
   createdAt: Timestamp,
   expiresAt: NullableTimestamp,
   lastUsedAt: NullableTimestamp
-}, { $id: 'ApiKey', additionalProperties: false, description: 'An API key, without the key itself.' })
+}, { $id: 'ApiKey', additionalProperties: false, description: 'An API key, without the key itself.', examples: [API_KEY_EXAMPLE] })
 
 export const ApiKeyCreate = Type.Object({
   name: Type.String({ minLength: 1, maxLength: 200 }),
@@ -37,7 +41,7 @@ export const ApiKeyCreate = Type.Object({
 export const ApiKeyCreated = Type.Object({
   ...ApiKey.properties,
   key: Type.String({ description: 'The key: shown only in this response. Send it as `Authorization: Bearer <key>`.' })
-}, { $id: 'ApiKeyCreated', additionalProperties: false })
+}, { $id: 'ApiKeyCreated', additionalProperties: false, examples: [{ ...API_KEY_EXAMPLE, lastUsedAt: null, key: 'rsy_Xq3vN0bLr8Wm2kT5yH7cJ1fD4gS6aZ9pQeUoIiVxBn0' }] })
 
 export const Client = Type.Object({
   id: Id,
@@ -45,7 +49,7 @@ export const Client = Type.Object({
   name: Type.String(),
   scopes: Type.Array(Type.String()),
   createdAt: Timestamp
-}, { $id: 'Client', additionalProperties: false, description: 'An OAuth 2.0 client, without its secret.' })
+}, { $id: 'Client', additionalProperties: false, description: 'An OAuth 2.0 client, without its secret.', examples: [CLIENT_EXAMPLE] })
 
 export const ClientCreate = Type.Object({
   name: Type.String({ minLength: 1, maxLength: 200 }),
@@ -55,7 +59,7 @@ export const ClientCreate = Type.Object({
 export const ClientCreated = Type.Object({
   ...Client.properties,
   clientSecret: Type.String({ description: 'The secret: shown only in this response.' })
-}, { $id: 'ClientCreated', additionalProperties: false })
+}, { $id: 'ClientCreated', additionalProperties: false, examples: [{ ...CLIENT_EXAMPLE, clientSecret: 'h9llEfSQWds1bEUgl5qWyQUvDTsRtadMV-2gyU5VsQ8' }] })
 
 const IdParams = Type.Object({ id: Id }, { additionalProperties: false })
 

@@ -15,14 +15,18 @@ const FORM = 'application/x-www-form-urlencoded'
 export const TokenRequest = Type.Object({
   grant_type: Type.Literal('client_credentials'),
   scope: Type.Optional(Type.String({ description: 'Space-separated scopes; cut down to the client\'s. Default: all of them.' }))
-}, { $id: 'TokenRequest', additionalProperties: true })
+}, { $id: 'TokenRequest', additionalProperties: true, examples: [{ grant_type: 'client_credentials', scope: 'projects:read' }] })
 
 export const TokenResponse = Type.Object({
   access_token: Type.String(),
   token_type: Type.Literal('Bearer'),
   expires_in: Type.Integer({ description: 'Seconds until the token expires.' }),
   scope: Type.String({ description: 'The scopes granted, space-separated.' })
-}, { $id: 'TokenResponse', additionalProperties: false })
+}, {
+  $id: 'TokenResponse',
+  additionalProperties: false,
+  examples: [{ access_token: 'eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiJjbGllbnQ6cnN5Y19jQjBnUkdjWkVhbmRvQUZJIiwic2NvcGUiOiJwcm9qZWN0czpyZWFkIiwiZXhwIjoxNzk1NTExMjIxLCJpYXQiOjE3OTU1MDc2MjF9.MbPGM5n0smIEKqm7XiQFH-jvqYsa8rVJFejIA9il4Vo', token_type: 'Bearer', expires_in: 3600, scope: 'projects:read' }]
+})
 
 function oauthError (Kind: typeof OAuthInvalidRequest, error: string, description: string): Error {
   const headers: Record<string, string> = Kind === OAuthInvalidClient ? { 'www-authenticate': 'Basic realm="token"' } : {}

@@ -158,9 +158,17 @@ export function deriveSchemas (resource: Resource): TObject[] {
     Type.Object({ ...writableProperties(resource, patchProperty), ...echoableReadOnly(resource) }, {
       $id: ids.patch,
       additionalProperties: false,
-      description: `JSON Merge Patch (RFC 7396) of a ${resource.singular}: absent fields stay, null removes an optional field or restores a default.`
+      description: `JSON Merge Patch (RFC 7396) of a ${resource.singular}: absent fields stay, null removes an optional field or restores a default.`,
+      ...(example === undefined ? {} : { examples: [patchExample(resource, example)] })
     })
   ]
+}
+
+/** A merge patch changing one field of the example: the first that is neither the name nor a foreign key, else the name. */
+function patchExample (resource: Resource, example: Readonly<Record<string, unknown>>): Record<string, unknown> {
+  const keys = new Set(resource.parents.map(link => link.foreignKey))
+  const [field, value] = Object.entries(example).find(([name]) => name !== 'name' && !keys.has(name)) ?? ['name', example.name]
+  return { [field]: value }
 }
 
 /** Create bodies for related collections: the child's create schema without the foreign key. */
@@ -169,10 +177,12 @@ export function deriveNestedSchemas (model: Model, resource: Resource): TObject[
     const parent = model.get(link.parent)
     const properties = writableProperties(resource, asDeclared)
     delete properties[link.foreignKey]
+    const { [link.foreignKey]: _fromPath, ...example } = resource.definition.example ?? {}
     return Type.Object(properties, {
       $id: nestedCreateId(resource, parent),
       additionalProperties: false,
-      description: `A new ${resource.singular} in a ${parent.singular}; ${link.foreignKey} comes from the path.`
+      description: `A new ${resource.singular} in a ${parent.singular}; ${link.foreignKey} comes from the path.`,
+      ...(resource.definition.example === undefined ? {} : { examples: [example] })
     })
   })
 }

@@ -17,6 +17,9 @@ import { resolveTarget, TargetRefused } from './targets.js'
 const Timestamp = Type.String({ format: 'date-time' })
 const NullableTimestamp = Type.Union([Timestamp, Type.Null()])
 
+/** What the document shows: a subscription as listed, and as created (the only time its secret is shown). */
+const WEBHOOK_EXAMPLE = { id: 1, url: 'https://hooks.example.com/resourcery', events: ['projects.created', 'tasks.*'], createdAt: '2026-11-02T09:30:00.000Z', active: true, disabledAt: null, disabledReason: null }
+
 export const Webhook = Type.Object({
   id: Id,
   url: Type.String({ format: 'uri' }),
@@ -25,7 +28,7 @@ export const Webhook = Type.Object({
   active: Type.Boolean({ description: 'False once disabled (the receiver answered 410 Gone).' }),
   disabledAt: NullableTimestamp,
   disabledReason: Type.Union([Type.String(), Type.Null()])
-}, { $id: 'Webhook', additionalProperties: false, description: 'A webhook subscription, without its signing secret.' })
+}, { $id: 'Webhook', additionalProperties: false, description: 'A webhook subscription, without its signing secret.', examples: [WEBHOOK_EXAMPLE] })
 
 export const WebhookCreate = Type.Object({
   url: Type.String({ format: 'uri', minLength: 1, maxLength: 2000, pattern: '^https?://', description: 'Where events are POSTed. Loopback, private and link-local addresses are refused unless WEBHOOK_ALLOW_PRIVATE=1.' }),
@@ -37,7 +40,7 @@ export const WebhookCreate = Type.Object({
 export const WebhookCreated = Type.Object({
   ...Webhook.properties,
   secret: Type.String({ description: 'The Standard Webhooks signing secret (`whsec_…`): shown only in this response.' })
-}, { $id: 'WebhookCreated', additionalProperties: false })
+}, { $id: 'WebhookCreated', additionalProperties: false, examples: [{ ...WEBHOOK_EXAMPLE, secret: 'whsec_cmVzb3VyY2VyeSBleGFtcGxlIHdlYmhvb2sga2V5ISE=' }] })
 
 export const WebhookAttempt = Type.Object({
   id: Id,
@@ -50,7 +53,14 @@ export const WebhookAttempt = Type.Object({
   error: Type.Union([Type.String(), Type.Null()]),
   outcome: stringEnum(['succeeded', 'retrying', 'failed']),
   nextAttemptAt: NullableTimestamp
-}, { $id: 'WebhookAttempt', additionalProperties: false, description: 'One attempt at delivering an event.' })
+}, {
+  $id: 'WebhookAttempt',
+  additionalProperties: false,
+  description: 'One attempt at delivering an event.',
+  examples: [{
+    id: 12, eventId: 'msg_2b5f0c9e8d7a4b1c9e3f6a5d4c3b2a19', eventType: 'tasks.updated', attempt: 2, attemptedAt: '2026-11-20T17:42:15.000Z', durationMs: 84, responseStatus: 503, error: null, outcome: 'retrying', nextAttemptAt: '2026-11-20T17:42:35.000Z'
+  }]
+})
 
 export const webhookSchemas = [Webhook, WebhookCreate, WebhookCreated, WebhookAttempt]
 

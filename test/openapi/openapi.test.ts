@@ -79,14 +79,17 @@ t.test('/docs serves the interactive documentation with its assets, no CDN', asy
   t.equal(script.statusCode, 200)
 })
 
-t.test('every resource has request and response examples, and they are valid', async t => {
+t.test('every request and response schema has an example, and it is valid', async t => {
   const app = await buildTestApp(t)
   const document = body(await app.inject({ method: 'GET', url: '/openapi.json' }))
   const Ajv = AjvModule.default
   const ajv = new Ajv({ strict: false })
   formatsModule.default(ajv)
   ajv.addSchema({ $id: 'doc', components: document.components })
-  for (const name of ['Project', 'ProjectCreate', 'ProjectSparse', 'Task', 'TaskCreate', 'Note', 'NoteCreate']) {
+  // Problem's examples are per status, on each response (the next test).
+  const names = Object.keys(document.components.schemas).filter(name => name !== 'Problem')
+  t.ok(names.length >= 20, `${names.length} schemas`)
+  for (const name of names) {
     const schema = document.components.schemas[name]
     t.ok(Array.isArray(schema.examples) && schema.examples.length > 0, `${name} has an example`)
     const validate = ajv.compile({ $ref: `doc#/components/schemas/${name}` })
