@@ -6,7 +6,7 @@
  * time by the HTTP server.)
  */
 import { Type } from '@sinclair/typebox'
-import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest, RequestPayload } from 'fastify'
 import fp from 'fastify-plugin'
 import { invalid, UriTooLong } from '../errors.js'
 import { problemResponses } from '../resources/responses.js'
@@ -36,8 +36,11 @@ async function requestLimits (app: FastifyInstance): Promise<void> {
     // The 400 that refusal answers is documented with the rest of the route's answers.
     route.schema = { ...route.schema, querystring: NO_QUERY, response: { ...problemResponses([400]), ...route.schema?.response as Record<string, unknown> | undefined } }
   })
-  app.addHook('onRequest', function boundQuery (request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction) {
-    done(queryBeyondBounds(request.raw.url ?? ''))
+  // preParsing, after every onRequest hook: the refusal is counted and carries the rate-limit headers like every answer.
+  app.addHook('preParsing', function boundQuery (request: FastifyRequest, _reply: FastifyReply, payload: RequestPayload, done: (error: Error | null, payload?: RequestPayload) => void) {
+    const refusal = queryBeyondBounds(request.raw.url ?? '')
+    if (refusal === undefined) done(null, payload)
+    else done(refusal)
   })
 }
 

@@ -22,6 +22,26 @@ t.test('every answer carries the limit headers; over the limit is a 429 problem 
   t.equal((await app.inject({ method: 'GET', url: '/health' })).statusCode, 200, 'operations are not limited')
 })
 
+t.test('every refusal on a /v1 route carries the limit headers too, whichever layer refuses', async t => {
+  const app = await buildTestApp(t, limited(1000))
+  const admin = bearer({ sub: 'admin', scope: 'admin' })
+  const refusals = [
+    { status: 406, request: { method: 'GET', url: '/v1/projects', headers: { authorization: admin, accept: 'text/html' } } },
+    { status: 414, request: { method: 'GET', url: `/v1/projects?name=${'x'.repeat(5000)}`, headers: { authorization: admin } } },
+    { status: 400, request: { method: 'GET', url: `/v1/projects?${Array.from({ length: 70 }, (_, i) => `p${i}=1`).join('&')}`, headers: { authorization: admin } } },
+    { status: 401, request: { method: 'GET', url: '/v1/projects', headers: { authorization: 'Bearer rsy_unknown' } } },
+    { status: 404, request: { method: 'GET', url: '/v1/projects/999999', headers: { authorization: admin } } },
+    { status: 405, request: { method: 'DELETE', url: '/v1/projects', headers: { authorization: admin } } },
+    { status: 415, request: { method: 'POST', url: '/v1/projects', headers: { authorization: admin, 'content-type': 'text/plain' }, payload: 'x' } }
+  ] as const
+  for (const { status, request } of refusals) {
+    const response = await app.inject(request)
+    t.equal(response.statusCode, status, `${request.method} ${request.url.slice(0, 40)}`)
+    t.equal(response.headers['x-ratelimit-limit'], '1000', `${status} carries X-RateLimit-Limit`)
+    t.match(response.headers.ratelimit, /^"default";r=\d+;t=\d+$/, `${status} carries RateLimit`)
+  }
+})
+
 t.test('counted per credential once authenticated', async t => {
   const app = await buildTestApp(t, limited(2))
   const alice = bearer({ sub: 'alice', scope: 'projects:read' })
