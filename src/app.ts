@@ -23,6 +23,7 @@ import { buildValidator } from './http/validator.js'
 import { CURRENT_VERSION, rewriteVersionedUrl } from './http/versions.js'
 import auth from './plugins/auth.js'
 import caching from './plugins/caching.js'
+import documentedHeaders from './plugins/documented-headers.js'
 import { healthRoutes } from './plugins/health.js'
 import idempotency from './plugins/idempotency.js'
 import negotiation from './plugins/negotiation.js'
@@ -122,6 +123,7 @@ export async function buildApp ({ config, definitions, store: givenStore, logStr
   })
   app.setNotFoundHandler({ preHandler: app.rateLimit() }, notFound)
   await app.register(caching)
+  await app.register(documentedHeaders)
   // After caching, so list ETags are computed on the uncompressed body.
   await app.register(compress, { global: true, threshold: COMPRESSION_THRESHOLD })
   await app.register(idempotency)

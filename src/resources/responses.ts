@@ -26,7 +26,8 @@ const WHEN: Record<number, string> = {
 }
 
 const problem = Type.Ref('Problem')
-const header = (type: 'string' | 'integer', description: string) => ({ type, description })
+/** A documented response header. */
+export const header = (type: 'string' | 'integer', description: string) => ({ type, description })
 const RETRY_AFTER = { 'Retry-After': header('integer', 'Seconds until a request may succeed again.') }
 
 export function problemResponses (statuses: readonly number[]): Record<number, unknown> {
@@ -51,26 +52,15 @@ export const RATE_LIMIT_HEADERS = {
   RateLimit: header('string', 'IETF draft: `"default";r=<remaining>;t=<seconds to reset>`.')
 }
 
-/** The success responses of a rate-limited operation, with the rate-limit headers added. */
-export function withRateLimitHeaders (responses: Record<string, unknown>): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(responses).map(([status, response]) => {
-    if (Number(status) >= 300 || typeof response !== 'object' || response === null) return [status, response]
-    const { headers, ...rest } = response as { headers?: Record<string, unknown> }
-    return [status, { ...rest, headers: { ...headers, ...RATE_LIMIT_HEADERS } }]
-  }))
-}
-
 export const LOCATION = { Location: header('string', 'Path of the created resource.') }
 const ETAG = { ETag: header('string', 'Strong entity tag of the record; send it in If-Match to change it safely, or If-None-Match to revalidate.') }
 const LAST_MODIFIED = { 'Last-Modified': header('string', 'When the record last changed (HTTP date).') }
-const CACHE_CONTROL = { 'Cache-Control': header('string', '`private, no-cache` unless the resource declares a max-age.') }
-export const READ_HEADERS = { ...ETAG, ...LAST_MODIFIED, ...CACHE_CONTROL }
+export const READ_HEADERS = { ...ETAG, ...LAST_MODIFIED }
 export const WRITE_HEADERS = { ...ETAG, ...LAST_MODIFIED }
 export const LIST_HEADERS = {
   'X-Total-Count': header('integer', 'Matching items in all pages (page-based requests only).'),
   Link: header('string', 'RFC 8288 links to the first, prev, next and last pages, as they apply; with `cursor`, first and next.'),
-  ETag: header('string', 'Weak entity tag of this page: it changes with its records and with its X-Total-Count (or, for a cursor page, whether a next page exists). Send it in If-None-Match to revalidate.'),
-  ...CACHE_CONTROL
+  ETag: header('string', 'Weak entity tag of this page: it changes with its records and with its X-Total-Count (or, for a cursor page, whether a next page exists). Send it in If-None-Match to revalidate.')
 }
 
 /** Request headers, as documented parameters (names are case-insensitive). */

@@ -14,7 +14,7 @@ import { resourceHandlers } from './handlers.js'
 import { collectionPath } from './links.js'
 import type { Model, Resource } from './model.js'
 import { listQuerySchema } from './query-schema.js'
-import { CONDITIONAL_READ, CONDITIONAL_WRITE, CREATE_HEADERS, LIST_HEADERS, LOCATION, READ_HEADERS, WRITE_HEADERS, jsonResponse, problemResponses, withRateLimitHeaders } from './responses.js'
+import { CONDITIONAL_READ, CONDITIONAL_WRITE, CREATE_HEADERS, LIST_HEADERS, LOCATION, READ_HEADERS, WRITE_HEADERS, jsonResponse, problemResponses } from './responses.js'
 
 export interface ResourceRoutesOptions {
   readonly model: Model
@@ -63,7 +63,7 @@ export async function resourceRoutes (app: FastifyInstance, { model, resource, m
         security: securityFor(scope),
         ...options.schema,
         description: `${String(options.schema.summary)}. ${scopeNote(scope)}${deprecated ? ' Deprecated.' : ''}`,
-        response: withRateLimitHeaders({ ...(options.schema.response as Record<string, unknown>), ...problemResponses([401, 403, 406, 414, 429]) })
+        response: { ...(options.schema.response as Record<string, unknown>), ...problemResponses([401, 403, 406, 414, 429]) }
       }
     })
   }

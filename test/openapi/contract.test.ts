@@ -7,7 +7,7 @@ t.test('the contract checker catches undocumented statuses, wrong bodies, missin
   const app = await buildTestApp(t)
   const checker = contractChecker(body(await app.inject({ method: 'GET', url: '/openapi.json' })))
   const limits = { 'x-ratelimit-limit': '100', 'x-ratelimit-remaining': '99', 'x-ratelimit-reset': '60', 'ratelimit-policy': '"default";q=100;w=60', ratelimit: '"default";r=99;t=60' }
-  const json = { 'content-type': 'application/json; charset=utf-8', ...limits }
+  const json = { 'content-type': 'application/json; charset=utf-8', 'x-request-id': 'a1', 'cache-control': 'private, no-cache', ...limits }
   const project = { id: 1, name: 'p', active: true, tags: [], links: { self: '/v1/projects/1', tasks: '/v1/projects/1/tasks' }, createdAt: '2026-01-01T00:00:00.000Z', updatedAt: '2026-01-01T00:00:00.000Z' }
   const ok = { method: 'GET', url: '/v1/projects/1', status: 200, headers: json, body: JSON.stringify(project) }
   t.same(checker.check(ok), [], 'a true exchange passes')
@@ -17,7 +17,11 @@ t.test('the contract checker catches undocumented statuses, wrong bodies, missin
   t.match(checker.check({ ...ok, headers: { ...json, 'content-type': 'text/html' } }), [/media type text\/html not documented/])
   const { 'x-ratelimit-limit': _dropped, ...withoutLimit } = json
   t.match(checker.check({ ...ok, headers: withoutLimit }), [/documented header X-RateLimit-Limit missing/])
-  const created = { method: 'POST', url: '/v1/projects', status: 201, headers: json, body: JSON.stringify(project), requestBody: { name: 'p', colour: 'red' }, requestType: 'application/json' }
+  const created = { method: 'POST', url: '/v1/projects', status: 201, headers: { ...json, 'cache-control': 'no-store' }, body: JSON.stringify(project), requestBody: { name: 'p', colour: 'red' }, requestType: 'application/json' }
   t.match(checker.check(created), [/accepted a request the document calls invalid/])
   t.same(checker.check({ ...ok, url: '/not/documented' }), [], 'undocumented paths (404s) are not operations')
+  const unreadable = { ...ok, url: '/v1/projects/%zz', status: 400, headers: { 'content-type': 'application/problem+json', 'x-request-id': 'a2', 'cache-control': 'no-store' }, body: JSON.stringify({ type: 'urn:resourcery:problem:validation', title: 'Request is invalid', status: 400, detail: 'x', instance: '/v1/projects/%zz', requestId: 'a2' }) }
+  t.same(checker.check(unreadable), [], 'a path the router cannot read is refused before it is counted: no rate-limit headers')
+  t.match(checker.check({ ...unreadable, headers: { ...unreadable.headers, 'x-request-id': undefined } }), [/documented header X-Request-Id missing/])
+  t.match(checker.check({ ...ok, headers: { ...json, 'cache-control': 'no-store' } }), [/Cache-Control is no-store, documented as `private, no-cache`/])
 })

@@ -21,7 +21,26 @@ interface Operation {
 }
 
 /** Headers that are documented but present only in some answers of a status. */
-const CONDITIONAL_HEADERS = new Set(['x-total-count', 'location', 'etag', 'last-modified', 'cache-control'])
+const CONDITIONAL_HEADERS = new Set(['x-total-count', 'location', 'etag', 'last-modified'])
+
+const RATE_LIMIT_HEADERS = new Set(['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset', 'ratelimit-policy', 'ratelimit'])
+
+/**
+ * A path the router cannot read (not valid percent-encoding, a segment past
+ * its 1000-character bound) is refused before any hook, so before it is
+ * counted: its answer carries no rate-limit headers (README, Limits).
+ */
+function unroutable (path: string): boolean {
+  try {
+    decodeURIComponent(path)
+  } catch {
+    return true
+  }
+  return path.split('/').some(segment => segment.length > 1000)
+}
+
+/** A documented header's value, where its description gives exactly one in backticks and nothing else (Cache-Control). */
+const exactValue = (description: unknown): string | undefined => /^`([^`]+)`$/.exec(String(description))?.[1]
 
 export interface ContractChecker {
   /** Every way this exchange departs from the document (empty when it conforms). */
@@ -66,8 +85,12 @@ export function contractChecker (document: Json): ContractChecker {
         if (media === undefined) problems.push(`${where}: media type ${type} not documented`)
         else if (!validator(media.schema)(JSON.parse(body))) problems.push(`${where}: body does not match: ${ajv.errorsText(validator(media.schema).errors)}`)
       }
-      for (const name of Object.keys(response.headers ?? {})) {
-        if (!CONDITIONAL_HEADERS.has(name.toLowerCase()) && headers[name.toLowerCase()] === undefined) problems.push(`${where}: documented header ${name} missing`)
+      for (const [name, documented] of Object.entries(response.headers ?? {}) as Array<[string, Json]>) {
+        const key = name.toLowerCase()
+        if (CONDITIONAL_HEADERS.has(key) || (RATE_LIMIT_HEADERS.has(key) && unroutable(path))) continue
+        if (headers[key] === undefined) problems.push(`${where}: documented header ${name} missing`)
+        const exact = exactValue(documented.description)
+        if (exact !== undefined && headers[key] !== undefined && headers[key] !== exact) problems.push(`${where}: ${name} is ${String(headers[key])}, documented as \`${exact}\``)
       }
       if (status < 300 && requestBody !== undefined && found.operation.requestBody !== undefined) {
         const media = found.operation.requestBody.content?.[String(requestType ?? 'application/json').split(';')[0]!.trim()]

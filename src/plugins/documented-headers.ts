@@ -1,0 +1,57 @@
+/**
+ * The headers every answer carries, added to each route's documented
+ * responses where the route did not describe them itself: X-Request-Id;
+ * Cache-Control, with the value caching.ts sends for that status and method;
+ * the rate-limit headers on limited routes, refusals included;
+ * WWW-Authenticate with 401 and 403; Accept-Post / Accept-Patch with 415.
+ * Registered after the rate limiter's onRoute hook, which marks the routes it
+ * does not limit, and before @fastify/swagger reads the routes.
+ */
+import type { FastifyInstance, RouteOptions } from 'fastify'
+import fp from 'fastify-plugin'
+import { header, RATE_LIMIT_HEADERS } from '../resources/responses.js'
+
+type Header = ReturnType<typeof header>
+interface ResponseDoc { headers?: Record<string, Header> }
+
+const X_REQUEST_ID = header('string', 'The request\'s id: the client\'s own X-Request-Id when it sent a short plain one, else a new UUID; also `requestId` in problems and in the log.')
+
+const WWW_AUTHENTICATE_BEARER = header('string', '`Bearer realm="api"`, with `error="invalid_token"` when a credential was sent, or `error="insufficient_scope", scope="…"` naming the scope needed (RFC 6750 §3).')
+const WWW_AUTHENTICATE_BASIC = header('string', '`Basic realm="token"`: authenticate the client with its id and secret (RFC 6749 §2.3.1).')
+
+function cacheControl (route: RouteOptions, status: number): Header {
+  const reading = [route.method].flat().includes('GET')
+  const policy = route.config?.cacheControl
+  return header('string', reading && status < 400 && policy !== undefined ? `\`${policy}\`` : '`no-store`')
+}
+
+/** The headers an answer of `status` on `route` carries, besides its own. */
+function answerHeaders (route: RouteOptions, status: number): Record<string, Header> {
+  const methods = [route.method].flat()
+  const basic = (route.schema?.security as Array<Record<string, unknown>> | undefined)?.some(requirement => 'clientBasic' in requirement) === true
+  return {
+    'X-Request-Id': X_REQUEST_ID,
+    'Cache-Control': cacheControl(route, status),
+    ...(route.config?.rateLimit === false ? {} : RATE_LIMIT_HEADERS),
+    ...(status === 401 || status === 403 ? { 'WWW-Authenticate': basic ? WWW_AUTHENTICATE_BASIC : WWW_AUTHENTICATE_BEARER } : {}),
+    ...(status === 415 && methods.includes('POST') ? { 'Accept-Post': header('string', 'The media types a POST here accepts.') } : {}),
+    ...(status === 415 && methods.includes('PATCH') ? { 'Accept-Patch': header('string', 'The media types a PATCH here accepts.') } : {})
+  }
+}
+
+async function documentedHeaders (app: FastifyInstance): Promise<void> {
+  app.addHook('onRoute', function documentAnswerHeaders (route) {
+    const responses = route.schema?.response as Record<string, ResponseDoc> | undefined
+    if (responses === undefined || route.schema?.hide === true) return
+    const documented: Record<string, ResponseDoc> = {}
+    for (const [status, response] of Object.entries(responses)) {
+      // A response's own description of a header wins; the objects may be shared between routes, so each is copied.
+      const own = response.headers ?? {}
+      const added = Object.entries(answerHeaders(route, Number(status))).filter(([name]) => !(name in own))
+      documented[status] = { ...response, headers: { ...own, ...Object.fromEntries(added) } }
+    }
+    route.schema = { ...route.schema, response: documented }
+  })
+}
+
+export default fp(documentedHeaders, { name: 'resourcery-documented-headers' })
