@@ -117,6 +117,8 @@ t.test('a deprecated resource says so in headers and in OpenAPI', async t => {
     t.equal(response.headers.sunset, 'Fri, 01 Jan 2027 00:00:00 GMT')
     t.equal(response.headers.link?.toString().includes('<https://example.com/migrate>; rel="deprecation"'), true)
   }
+  const list = await app.inject({ method: 'GET', url: '/v1/legacies?limit=1' })
+  t.equal(list.headers.link, '</v1/legacies?limit=1&page=1>; rel="first", </v1/legacies?limit=1&page=1>; rel="last", <https://example.com/migrate>; rel="deprecation"', "a list's page links stay beside the deprecation link")
   const document = body(await app.inject({ method: 'GET', url: '/openapi.json' }))
   t.equal(document.paths['/v1/legacies'].get.deprecated, true)
   t.equal(document.components.schemas.Legacy.deprecated, true)
