@@ -7,7 +7,7 @@ import { Type, type Static } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
 import { invalid, ResourceNotFound } from '../errors.js'
 import { Id } from '../resources/derive.js'
-import { jsonResponse, problemResponses } from '../resources/responses.js'
+import { jsonResponse, LOCATION, problemResponses } from '../resources/responses.js'
 import type { ApiKeyRecord, ClientRecord } from '../store/credentials.js'
 import { ADMIN_SCOPE } from './authenticate.js'
 import { scopeNote, securityFor } from './openapi-security.js'
@@ -99,7 +99,7 @@ export async function adminRoutes (app: FastifyInstance, { knownScopes }: AdminR
     config: adminWriteConfig,
     schema: adminOperation('api-keys', 'createApiKey', 'Create an API key', {
       body: Type.Ref('ApiKeyCreate'),
-      response: { 201: jsonResponse('The key, shown only now.', Type.Ref('ApiKeyCreated')), ...problemResponses([400, 401, 403, 413, 415, 429]) }
+      response: { 201: jsonResponse('The key, shown only now.', Type.Ref('ApiKeyCreated'), LOCATION), ...problemResponses([400, 401, 403, 413, 415, 429]) }
     })
   }, async function createApiKey (request, reply) {
     const body = request.body as Static<typeof ApiKeyCreate>
@@ -131,7 +131,7 @@ export async function adminRoutes (app: FastifyInstance, { knownScopes }: AdminR
     config: adminWriteConfig,
     schema: adminOperation('clients', 'createClient', 'Create an OAuth client', {
       body: Type.Ref('ClientCreate'),
-      response: { 201: jsonResponse('The client and its secret, shown only now.', Type.Ref('ClientCreated')), ...problemResponses([400, 401, 403, 413, 415, 429]) }
+      response: { 201: jsonResponse('The client and its secret, shown only now.', Type.Ref('ClientCreated'), LOCATION), ...problemResponses([400, 401, 403, 413, 415, 429]) }
     })
   }, async function createClient (request, reply) {
     const body = request.body as Static<typeof ClientCreate>

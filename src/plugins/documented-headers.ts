@@ -9,10 +9,9 @@
  */
 import type { FastifyInstance, RouteOptions } from 'fastify'
 import fp from 'fastify-plugin'
-import { header, RATE_LIMIT_HEADERS } from '../resources/responses.js'
+import { header, RATE_LIMIT_HEADERS, withHeaders } from '../resources/responses.js'
 
 type Header = ReturnType<typeof header>
-interface ResponseDoc { headers?: Record<string, Header> }
 
 const X_REQUEST_ID = header('string', 'The request\'s id: the client\'s own X-Request-Id when it sent a short plain one, else a new UUID; also `requestId` in problems and in the log.')
 
@@ -41,16 +40,9 @@ function answerHeaders (route: RouteOptions, status: number): Record<string, Hea
 
 async function documentedHeaders (app: FastifyInstance): Promise<void> {
   app.addHook('onRoute', function documentAnswerHeaders (route) {
-    const responses = route.schema?.response as Record<string, ResponseDoc> | undefined
+    const responses = route.schema?.response as Record<string, unknown> | undefined
     if (responses === undefined || route.schema?.hide === true) return
-    const documented: Record<string, ResponseDoc> = {}
-    for (const [status, response] of Object.entries(responses)) {
-      // A response's own description of a header wins; the objects may be shared between routes, so each is copied.
-      const own = response.headers ?? {}
-      const added = Object.entries(answerHeaders(route, Number(status))).filter(([name]) => !(name in own))
-      documented[status] = { ...response, headers: { ...own, ...Object.fromEntries(added) } }
-    }
-    route.schema = { ...route.schema, response: documented }
+    route.schema = { ...route.schema, response: withHeaders(responses, status => answerHeaders(route, status)) }
   })
 }
 

@@ -57,6 +57,14 @@ const ETAG = { ETag: header('string', 'Strong entity tag of the record; send it 
 const LAST_MODIFIED = { 'Last-Modified': header('string', 'When the record last changed (HTTP date).') }
 export const READ_HEADERS = { ...ETAG, ...LAST_MODIFIED }
 export const WRITE_HEADERS = { ...ETAG, ...LAST_MODIFIED }
+const PREFERENCE_APPLIED = { 'Preference-Applied': header('string', '`return=minimal` when the request\'s `Prefer: return=minimal` was honoured (RFC 7240).') }
+export const CREATED_HEADERS = {
+  ...LOCATION,
+  ...WRITE_HEADERS,
+  ...PREFERENCE_APPLIED,
+  'Idempotent-Replayed': header('string', '`true` when this is the stored first response to a retry with the same Idempotency-Key: nothing was created this time.')
+}
+export const MINIMAL_HEADERS = { ...WRITE_HEADERS, ...PREFERENCE_APPLIED }
 export const LIST_HEADERS = {
   'X-Total-Count': header('integer', 'Matching items in all pages (page-based requests only).'),
   Link: header('string', 'RFC 8288 links to the first, prev, next and last pages, as they apply; with `cursor`, first and next.'),
@@ -81,4 +89,20 @@ export const CREATE_HEADERS = Type.Object({
 
 export function jsonResponse (description: string, schema: TSchema, headers?: Record<string, unknown>): unknown {
   return { description, ...(headers === undefined ? {} : { headers }), content: { 'application/json': { schema } } }
+}
+
+type HeaderDocs = Record<string, unknown>
+
+/**
+ * `responses`, each also documenting the `extra` headers (the same for every
+ * status, or chosen by status) that it does not describe itself. Copies:
+ * response objects are shared between routes.
+ */
+export function withHeaders (responses: Record<string, unknown>, extra: HeaderDocs | ((status: number) => HeaderDocs) | undefined): Record<string, unknown> {
+  if (extra === undefined) return responses
+  return Object.fromEntries(Object.entries(responses).map(([status, response]) => {
+    const own = (response as { headers?: HeaderDocs }).headers ?? {}
+    const added = Object.entries(typeof extra === 'function' ? extra(Number(status)) : extra).filter(([name]) => !(name in own))
+    return [status, { ...response as object, headers: { ...own, ...Object.fromEntries(added) } }]
+  }))
 }

@@ -8,13 +8,13 @@ import type { FastifyInstance, RouteOptions } from 'fastify'
 import { scopeNote, securityFor } from '../auth/openapi-security.js'
 import { JSON_MEDIA_TYPE, MERGE_PATCH_MEDIA_TYPE } from '../http/json-body.js'
 import type { CursorCodec } from './cursor.js'
-import { deprecationHeaders } from './deprecation.js'
+import { deprecationHeaderDocs, deprecationHeaders } from './deprecation.js'
 import { Id, nestedCreateId, readOnlyNames, schemaIds } from './derive.js'
 import { resourceHandlers } from './handlers.js'
 import { collectionPath } from './links.js'
 import type { Model, Resource } from './model.js'
 import { listQuerySchema } from './query-schema.js'
-import { CONDITIONAL_READ, CONDITIONAL_WRITE, CREATE_HEADERS, LIST_HEADERS, LOCATION, READ_HEADERS, WRITE_HEADERS, jsonResponse, problemResponses } from './responses.js'
+import { CONDITIONAL_READ, CONDITIONAL_WRITE, CREATE_HEADERS, CREATED_HEADERS, LIST_HEADERS, MINIMAL_HEADERS, READ_HEADERS, WRITE_HEADERS, jsonResponse, problemResponses, withHeaders } from './responses.js'
 
 export interface ResourceRoutesOptions {
   readonly model: Model
@@ -26,7 +26,7 @@ export interface ResourceRoutesOptions {
 
 const IdParams = Type.Object({ id: Id }, { additionalProperties: false })
 const NOT_MODIFIED = { 304: { description: 'Not modified: the copy the client holds is current (no body).', type: 'null' } }
-const MINIMAL = { 204: { description: 'Stored; no body because the request had `Prefer: return=minimal`.', type: 'null' } }
+const MINIMAL = { 204: { description: 'Stored; no body because the request had `Prefer: return=minimal`.', type: 'null', headers: MINIMAL_HEADERS } }
 
 type RouteSpec = Omit<RouteOptions, 'schema'> & { schema: Record<string, unknown> }
 
@@ -43,6 +43,7 @@ export async function resourceRoutes (app: FastifyInstance, { model, resource, m
   const readCache = maxAge === undefined ? 'private, no-cache' : `private, max-age=${maxAge}`
 
   const headers = deprecationHeaders(resource.definition.deprecated)
+  const deprecationDocs = deprecationHeaderDocs(resource.definition.deprecated)
   if (headers !== undefined) {
     app.addHook('onSend', function announceDeprecation (_request, reply, payload, done) {
       for (const [header, value] of Object.entries(headers)) {
@@ -67,7 +68,7 @@ export async function resourceRoutes (app: FastifyInstance, { model, resource, m
         security: securityFor(scope),
         ...options.schema,
         description: `${String(options.schema.summary)}. ${scopeNote(scope)}${deprecated ? ' Deprecated.' : ''}`,
-        response: { ...(options.schema.response as Record<string, unknown>), ...problemResponses([401, 403, 406, 414, 429]) }
+        response: withHeaders({ ...(options.schema.response as Record<string, unknown>), ...problemResponses([401, 403, 406, 414, 429]) }, deprecationDocs)
       }
     })
   }
@@ -96,7 +97,7 @@ export async function resourceRoutes (app: FastifyInstance, { model, resource, m
       summary: `Create a ${name}`,
       headers: CREATE_HEADERS,
       body: Type.Ref(ids.create),
-      response: { 201: jsonResponse(`The created ${name} (no body with \`Prefer: return=minimal\`).`, one, { ...LOCATION, ...WRITE_HEADERS }), ...problemResponses([400, 409, 413, 415, 422]) }
+      response: { 201: jsonResponse(`The created ${name} (no body with \`Prefer: return=minimal\`).`, one, CREATED_HEADERS), ...problemResponses([400, 409, 413, 415, 422]) }
     }
   })
   route(resource, {
@@ -181,7 +182,7 @@ export async function resourceRoutes (app: FastifyInstance, { model, resource, m
         params: IdParams,
         headers: CREATE_HEADERS,
         body: Type.Ref(nestedCreateId(child, model.get(resource.collection))),
-        response: { 201: jsonResponse(`The created ${child.singular}.`, Type.Ref(childIds.representation), { ...LOCATION, ...WRITE_HEADERS }), ...problemResponses([400, 404, 409, 413, 415, 422]) }
+        response: { 201: jsonResponse(`The created ${child.singular}.`, Type.Ref(childIds.representation), CREATED_HEADERS), ...problemResponses([400, 404, 409, 413, 415, 422]) }
       }
     })
   }

@@ -8,7 +8,7 @@ import { adminConfig, adminOperation, adminWriteConfig, credentialRoutes } from 
 import { DeliveryNotResendable, invalid, ResourceNotFound } from '../errors.js'
 import { Id } from '../resources/derive.js'
 import { stringEnum } from '../resources/model.js'
-import { jsonResponse, problemResponses } from '../resources/responses.js'
+import { jsonResponse, LOCATION, problemResponses } from '../resources/responses.js'
 import type { AttemptRecord, Subscription } from '../store/webhooks.js'
 import { patternIssues } from './events.js'
 import { newSigningSecret } from './signing.js'
@@ -86,7 +86,7 @@ export async function webhookRoutes (app: FastifyInstance, { collections, allowP
     config: adminWriteConfig,
     schema: adminOperation('webhooks', 'createWebhook', 'Subscribe to events', {
       body: Type.Ref('WebhookCreate'),
-      response: { 201: jsonResponse('The subscription and its signing secret, shown only now.', Type.Ref('WebhookCreated')), ...problemResponses([400, 401, 403, 413, 415, 429]) }
+      response: { 201: jsonResponse('The subscription and its signing secret, shown only now.', Type.Ref('WebhookCreated'), LOCATION), ...problemResponses([400, 401, 403, 413, 415, 429]) }
     })
   }, async function createWebhook (request, reply) {
     const body = request.body as Static<typeof WebhookCreate>

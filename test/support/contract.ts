@@ -21,7 +21,7 @@ interface Operation {
 }
 
 /** Headers that are documented but present only in some answers of a status. */
-const CONDITIONAL_HEADERS = new Set(['x-total-count', 'location', 'etag', 'last-modified'])
+const CONDITIONAL_HEADERS = new Set(['x-total-count', 'location', 'etag', 'last-modified', 'preference-applied', 'idempotent-replayed'])
 
 const RATE_LIMIT_HEADERS = new Set(['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset', 'ratelimit-policy', 'ratelimit'])
 
