@@ -3,7 +3,8 @@
  * responses where the route did not describe them itself: X-Request-Id;
  * Cache-Control, with the value caching.ts sends for that status and method;
  * the rate-limit headers on limited routes, refusals included;
- * WWW-Authenticate with 401 and 403; Accept-Post / Accept-Patch with 415.
+ * WWW-Authenticate with 401 and 403; Accept-Post / Accept-Patch with 415;
+ * Idempotent-Replayed on routes that honour Idempotency-Key.
  * Registered after the rate limiter's onRoute hook, which marks the routes it
  * does not limit, and before @fastify/swagger reads the routes.
  */
@@ -14,6 +15,8 @@ import { header, RATE_LIMIT_HEADERS, withHeaders } from '../resources/responses.
 type Header = ReturnType<typeof header>
 
 const X_REQUEST_ID = header('string', 'The request\'s id: the client\'s own X-Request-Id when it sent a short plain one, else a new UUID; also `requestId` in problems and in the log.')
+
+const IDEMPOTENT_REPLAYED = header('string', '`true` when this is the stored first answer to a request with the same Idempotency-Key: nothing was done this time.')
 
 const WWW_AUTHENTICATE_BEARER = header('string', '`Bearer realm="api"`, with `error="invalid_token"` when a credential was sent, or `error="insufficient_scope", scope="…"` naming the scope needed (RFC 6750 §3).')
 const WWW_AUTHENTICATE_BASIC = header('string', '`Basic realm="token"`: authenticate the client with its id and secret (RFC 6749 §2.3.1).')
@@ -32,6 +35,7 @@ function answerHeaders (route: RouteOptions, status: number): Record<string, Hea
     'X-Request-Id': X_REQUEST_ID,
     'Cache-Control': cacheControl(route, status),
     ...(route.config?.rateLimit === false ? {} : RATE_LIMIT_HEADERS),
+    ...(route.config?.idempotent === true ? { 'Idempotent-Replayed': IDEMPOTENT_REPLAYED } : {}),
     ...(status === 401 || status === 403 ? { 'WWW-Authenticate': basic ? WWW_AUTHENTICATE_BASIC : WWW_AUTHENTICATE_BEARER } : {}),
     ...(status === 415 && methods.includes('POST') ? { 'Accept-Post': header('string', 'The media types a POST here accepts.') } : {}),
     ...(status === 415 && methods.includes('PATCH') ? { 'Accept-Patch': header('string', 'The media types a PATCH here accepts.') } : {})

@@ -58,12 +58,7 @@ const LAST_MODIFIED = { 'Last-Modified': header('string', 'When the record last 
 export const READ_HEADERS = { ...ETAG, ...LAST_MODIFIED }
 export const WRITE_HEADERS = { ...ETAG, ...LAST_MODIFIED }
 const PREFERENCE_APPLIED = { 'Preference-Applied': header('string', '`return=minimal` when the request\'s `Prefer: return=minimal` was honoured (RFC 7240).') }
-export const CREATED_HEADERS = {
-  ...LOCATION,
-  ...WRITE_HEADERS,
-  ...PREFERENCE_APPLIED,
-  'Idempotent-Replayed': header('string', '`true` when this is the stored first response to a retry with the same Idempotency-Key: nothing was created this time.')
-}
+export const CREATED_HEADERS = { ...LOCATION, ...WRITE_HEADERS, ...PREFERENCE_APPLIED }
 export const MINIMAL_HEADERS = { ...WRITE_HEADERS, ...PREFERENCE_APPLIED }
 export const LIST_HEADERS = {
   'X-Total-Count': header('integer', 'Matching items in all pages (page-based requests only).'),

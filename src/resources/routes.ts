@@ -25,7 +25,8 @@ export interface ResourceRoutesOptions {
 }
 
 const IdParams = Type.Object({ id: Id }, { additionalProperties: false })
-const NOT_MODIFIED = { 304: { description: 'Not modified: the copy the client holds is current (no body).', type: 'null' } }
+/** A 304 carries the headers its 200 would have had, but no body (RFC 9110 §15.4.5). */
+const notModified = (headers: Record<string, unknown>) => ({ 304: { description: 'Not modified: the copy the client holds is current (no body).', type: 'null', headers } })
 const MINIMAL = { 204: { description: 'Stored; no body because the request had `Prefer: return=minimal`.', type: 'null', headers: MINIMAL_HEADERS } }
 
 type RouteSpec = Omit<RouteOptions, 'schema'> & { schema: Record<string, unknown> }
@@ -84,7 +85,7 @@ export async function resourceRoutes (app: FastifyInstance, { model, resource, m
       summary: `List ${resource.collection}`,
       querystring: listQuerySchema(resource, maxLimit),
       headers: CONDITIONAL_READ,
-      response: { 200: jsonResponse(`A page of ${resource.collection}.`, many, LIST_HEADERS), ...NOT_MODIFIED, ...problemResponses([400]) }
+      response: { 200: jsonResponse(`A page of ${resource.collection}.`, many, LIST_HEADERS), ...notModified(LIST_HEADERS), ...problemResponses([400]) }
     }
   })
   route(resource, {
@@ -110,7 +111,7 @@ export async function resourceRoutes (app: FastifyInstance, { model, resource, m
       summary: `Get a ${name}`,
       params: IdParams,
       headers: CONDITIONAL_READ,
-      response: { 200: jsonResponse(`The ${name}.`, one, READ_HEADERS), ...NOT_MODIFIED, ...problemResponses([400, 404]) }
+      response: { 200: jsonResponse(`The ${name}.`, one, READ_HEADERS), ...notModified(READ_HEADERS), ...problemResponses([400, 404]) }
     }
   })
   route(resource, {
@@ -168,7 +169,7 @@ export async function resourceRoutes (app: FastifyInstance, { model, resource, m
         params: IdParams,
         querystring: listQuerySchema(child, maxLimit),
         headers: CONDITIONAL_READ,
-        response: { 200: jsonResponse(`A page of the ${name}'s ${link.name}.`, Type.Array(Type.Ref(childIds.sparse)), LIST_HEADERS), ...NOT_MODIFIED, ...problemResponses([400, 404]) }
+        response: { 200: jsonResponse(`A page of the ${name}'s ${link.name}.`, Type.Array(Type.Ref(childIds.sparse)), LIST_HEADERS), ...notModified(LIST_HEADERS), ...problemResponses([400, 404]) }
       }
     })
     route(child, {

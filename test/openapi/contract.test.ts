@@ -3,7 +3,7 @@ import { body, buildTestApp } from '../helper.js'
 import { contractChecker } from '../support/contract.js'
 
 // The whole suite runs every injected exchange through this checker (test/helper.ts); here it must catch lies.
-t.test('the contract checker catches undocumented statuses, wrong bodies, missing headers and invalid accepted requests', async t => {
+t.test('the contract checker catches undocumented statuses, wrong bodies, missing or undocumented headers and invalid accepted requests', async t => {
   const app = await buildTestApp(t)
   const checker = contractChecker(body(await app.inject({ method: 'GET', url: '/openapi.json' })))
   const limits = { 'x-ratelimit-limit': '100', 'x-ratelimit-remaining': '99', 'x-ratelimit-reset': '60', 'ratelimit-policy': '"default";q=100;w=60', ratelimit: '"default";r=99;t=60' }
@@ -24,4 +24,5 @@ t.test('the contract checker catches undocumented statuses, wrong bodies, missin
   t.same(checker.check(unreadable), [], 'a path the router cannot read is refused before it is counted: no rate-limit headers')
   t.match(checker.check({ ...unreadable, headers: { ...unreadable.headers, 'x-request-id': undefined } }), [/documented header X-Request-Id missing/])
   t.match(checker.check({ ...ok, headers: { ...json, 'cache-control': 'no-store' } }), [/Cache-Control is no-store, documented as `private, no-cache`/])
+  t.match(checker.check({ ...ok, headers: { ...json, 'x-debug': '1' } }), [/header x-debug sent but not documented/], 'the document names every header an answer carries')
 })

@@ -1,7 +1,8 @@
 /**
  * The generated OpenAPI document, held to the wire: every response a test
  * receives must be documented for its operation and status, its body valid
- * against the documented schema and its documented headers present; every
+ * against the documented schema, its documented headers present and every
+ * header it carries documented (but for framing and security headers); every
  * request the server accepts must be valid per the document. The test helper
  * runs this on every injected request, so the whole suite checks it.
  */
@@ -38,6 +39,18 @@ function unroutable (path: string): boolean {
   }
   return path.split('/').some(segment => segment.length > 1000)
 }
+
+/**
+ * Headers an answer may carry without its operation documenting them: HTTP's
+ * own framing and negotiation, the security headers every answer carries
+ * (README, Transport and security), CORS, and `Allow` with a 405.
+ */
+const UNDOCUMENTED_HEADERS = new Set([
+  'content-type', 'content-length', 'content-encoding', 'date', 'connection', 'keep-alive', 'transfer-encoding', 'vary', 'allow', 'pragma',
+  'content-security-policy', 'cross-origin-opener-policy', 'cross-origin-resource-policy', 'origin-agent-cluster', 'referrer-policy',
+  'strict-transport-security', 'x-content-type-options', 'x-dns-prefetch-control', 'x-download-options', 'x-frame-options',
+  'x-permitted-cross-domain-policies', 'x-xss-protection'
+])
 
 /** A documented header's value, where its description gives exactly one in backticks and nothing else (Cache-Control). */
 const exactValue = (description: unknown): string | undefined => /^`([^`]+)`$/.exec(String(description))?.[1]
@@ -91,6 +104,10 @@ export function contractChecker (document: Json): ContractChecker {
         if (headers[key] === undefined) problems.push(`${where}: documented header ${name} missing`)
         const exact = exactValue(documented.description)
         if (exact !== undefined && headers[key] !== undefined && headers[key] !== exact) problems.push(`${where}: ${name} is ${String(headers[key])}, documented as \`${exact}\``)
+      }
+      const documented = new Set(Object.keys(response.headers ?? {}).map(name => name.toLowerCase()))
+      for (const key of Object.keys(headers)) {
+        if (!documented.has(key) && !UNDOCUMENTED_HEADERS.has(key) && !key.startsWith('access-control-')) problems.push(`${where}: header ${key} sent but not documented`)
       }
       if (status < 300 && requestBody !== undefined && found.operation.requestBody !== undefined) {
         const media = found.operation.requestBody.content?.[String(requestType ?? 'application/json').split(';')[0]!.trim()]
