@@ -35,12 +35,16 @@ export function recordTag (epoch: string, id: number, version: number): EntityTa
   return { weak: false, opaque: `${epoch}.${id}.${version}` }
 }
 
-/** The versions of this record that an If-Match list names, by strong comparison. */
-export function versionsNamed (tags: readonly EntityTag[], epoch: string, id: number): number[] {
-  const prefix = `${epoch}.${id}.`
-  return tags.filter(tag => !tag.weak && tag.opaque.startsWith(prefix))
-    .map(tag => Number(tag.opaque.slice(prefix.length)))
-    .filter(version => Number.isSafeInteger(version) && version > 0)
+/**
+ * RFC 9110 §13.2.2 steps 1 and 2, for any method: If-Match names no current
+ * tag (strong comparison; `*` asks only that the record exist), or, without
+ * If-Match, the record changed after If-Unmodified-Since. Then the answer is
+ * 412 and the method is not performed.
+ */
+export function preconditionFailed (headers: IncomingHttpHeaders, current: EntityTag, lastModified: string): 'if-match' | 'if-unmodified-since' | undefined {
+  const tags = parseEntityTags(headers['if-match'])
+  if (tags !== undefined) return tags === '*' || tags.some(tag => !tag.weak && !current.weak && tag.opaque === current.opaque) ? undefined : 'if-match'
+  return modifiedAfter(lastModified, headers['if-unmodified-since']) === true ? 'if-unmodified-since' : undefined
 }
 
 /** If-None-Match uses weak comparison: the opaque parts are compared, weakness ignored. */

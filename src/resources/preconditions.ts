@@ -7,8 +7,9 @@
  * a merge patch is never applied to a stale read.
  */
 import type { FastifyRequest } from 'fastify'
+import type { IncomingHttpHeaders } from 'node:http'
 import { PreconditionFailed, PreconditionRequired, ResourceNotFound } from '../errors.js'
-import { modifiedAfter, noneMatch, parseEntityTags, recordTag, versionsNamed } from '../http/conditional.js'
+import { noneMatch, preconditionFailed, recordTag, type EntityTag } from '../http/conditional.js'
 import type { StoredRecord, WriteMiss } from '../store/store.js'
 import type { Resource } from './model.js'
 import { visibility } from './visibility.js'
@@ -37,6 +38,14 @@ export async function load ({ request, resource, id }: Omit<WriteTarget, 'epoch'
   return record
 }
 
+/** If-Match and If-Unmodified-Since on a record, for a read or a write: 412 when either fails. */
+export function checkRead (resource: Resource, headers: IncomingHttpHeaders, tag: EntityTag, current: StoredRecord): void {
+  const failed = preconditionFailed(headers, tag, current.updatedAt)
+  if (failed !== undefined) {
+    throw new PreconditionFailed(`the ${resource.singular} has changed since ${failed === 'if-match' ? 'that ETag' : 'the If-Unmodified-Since date'}; GET it again`)
+  }
+}
+
 /**
  * The request's preconditions on the record it changes, evaluated in RFC 9110
  * §13.2.2's order: If-Match (strong comparison), else If-Unmodified-Since;
@@ -45,18 +54,13 @@ export async function load ({ request, resource, id }: Omit<WriteTarget, 'epoch'
  */
 function precondition ({ request, resource, id, epoch }: WriteTarget): (current: StoredRecord) => void {
   const { headers } = request
-  const tags = parseEntityTags(headers['if-match'])
-  if (tags === undefined && resource.definition.requireIfMatch === true) {
+  if (headers['if-match'] === undefined && resource.definition.requireIfMatch === true) {
     throw new PreconditionRequired(`changing a ${resource.singular} needs If-Match with its current ETag`)
   }
   return current => {
-    if (tags !== undefined && tags !== '*' && !versionsNamed(tags, epoch, id).includes(current.version)) {
-      throw new PreconditionFailed(`the ${resource.singular} has changed since that ETag; GET it again`)
-    }
-    if (tags === undefined && modifiedAfter(current.updatedAt, headers['if-unmodified-since']) === true) {
-      throw new PreconditionFailed(`the ${resource.singular} has changed since the If-Unmodified-Since date; GET it again`)
-    }
-    if (noneMatch(headers['if-none-match'], recordTag(epoch, id, current.version)) === true) {
+    const tag = recordTag(epoch, id, current.version)
+    checkRead(resource, headers, tag, current)
+    if (noneMatch(headers['if-none-match'], tag) === true) {
       throw new PreconditionFailed(`If-None-Match names this ${resource.singular}'s current state (or is *, and it exists); nothing was changed`)
     }
   }

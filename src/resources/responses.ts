@@ -71,6 +71,12 @@ export const CONDITIONAL_READ = Type.Object({
   'If-None-Match': Type.Optional(Type.String({ description: 'ETags the client holds: 304 when one is current.' })),
   'If-Modified-Since': Type.Optional(Type.String({ description: 'HTTP date: 304 when not modified since (ignored with If-None-Match).' }))
 })
+/** A record's GET also answers If-Match and If-Unmodified-Since (412 when they fail), as RFC 9110 §13.2.2 asks of every method. */
+export const CONDITIONAL_RECORD_READ = Type.Object({
+  ...CONDITIONAL_READ.properties,
+  'If-Match': Type.Optional(Type.String({ description: 'ETags (or `*`): 412 when none is current.' })),
+  'If-Unmodified-Since': Type.Optional(Type.String({ description: 'HTTP date: 412 when the record changed after it (ignored with If-Match).' }))
+})
 export const CONDITIONAL_WRITE = Type.Object({
   'If-Match': Type.Optional(Type.String({ description: 'ETags (or `*`) the change is based on: 412 when none is current. Required (428) where the resource says so.' })),
   'If-Unmodified-Since': Type.Optional(Type.String({ description: 'HTTP date: 412 when the resource changed after it (ignored with If-Match).' })),

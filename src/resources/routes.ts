@@ -14,7 +14,7 @@ import { resourceHandlers } from './handlers.js'
 import { collectionPath } from './links.js'
 import type { Model, Resource } from './model.js'
 import { listQuerySchema } from './query-schema.js'
-import { CONDITIONAL_READ, CONDITIONAL_WRITE, CREATE_HEADERS, CREATED_HEADERS, LIST_HEADERS, MINIMAL_HEADERS, READ_HEADERS, WRITE_HEADERS, jsonResponse, problemResponses, withHeaders } from './responses.js'
+import { CONDITIONAL_READ, CONDITIONAL_RECORD_READ, CONDITIONAL_WRITE, CREATE_HEADERS, CREATED_HEADERS, LIST_HEADERS, MINIMAL_HEADERS, READ_HEADERS, WRITE_HEADERS, jsonResponse, problemResponses, withHeaders } from './responses.js'
 
 export interface ResourceRoutesOptions {
   readonly model: Model
@@ -110,8 +110,8 @@ export async function resourceRoutes (app: FastifyInstance, { model, resource, m
       operationId: `get${resource.typeName}`,
       summary: `Get a ${name}`,
       params: IdParams,
-      headers: CONDITIONAL_READ,
-      response: { 200: jsonResponse(`The ${name}.`, one, READ_HEADERS), ...notModified(READ_HEADERS), ...problemResponses([400, 404]) }
+      headers: CONDITIONAL_RECORD_READ,
+      response: { 200: jsonResponse(`The ${name}.`, one, READ_HEADERS), ...notModified(READ_HEADERS), ...problemResponses([400, 404, 412]) }
     }
   })
   route(resource, {

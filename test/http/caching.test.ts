@@ -134,7 +134,7 @@ t.test('If-Match on PUT / PATCH / DELETE: a stale tag is 412 and nothing changes
   t.equal((await app.inject({ method: 'DELETE', url, headers: { 'if-match': current } })).statusCode, 204)
 })
 
-t.test('If-Unmodified-Since and If-None-Match on PUT / PATCH / DELETE (RFC 9110 §13.2.2): 412 when they fail, and nothing changes', async t => {
+t.test('If-Unmodified-Since and If-None-Match on PUT / PATCH / DELETE, and If-Match on GET (RFC 9110 §13.2.2): 412 when they fail, and nothing changes', async t => {
   const app = await buildTestApp(t)
   const created = await post(app, '/v1/projects', { name: 'dated', budget: 1 })
   const url = `/v1/projects/${body(created).id as number}`
@@ -158,6 +158,14 @@ t.test('If-Unmodified-Since and If-None-Match on PUT / PATCH / DELETE (RFC 9110 
   t.equal((await app.inject({ method: 'PATCH', url, headers: { 'if-match': current, 'if-unmodified-since': before }, payload: { budget: 4 } })).statusCode, 200, 'If-Unmodified-Since is ignored with If-Match')
   t.equal((await app.inject({ method: 'PATCH', url, headers: { 'if-none-match': etag }, payload: { budget: 5 } })).statusCode, 200, 'If-None-Match naming an old state passes')
   assertProblem(t, await app.inject({ method: 'PUT', url: '/v1/projects/999999', headers: { 'if-none-match': '*' }, payload: { name: 'new' } }), 404, 'not-found')
+
+  // A GET evaluates them too (§13.2.2 applies to every method): If-Match and If-Unmodified-Since fail with 412.
+  const latest = await app.inject({ method: 'GET', url })
+  assertProblem(t, await app.inject({ method: 'GET', url, headers: { 'if-match': etag } }), 412, 'precondition-failed')
+  assertProblem(t, await app.inject({ method: 'GET', url, headers: { 'if-unmodified-since': before } }), 412, 'precondition-failed')
+  t.equal((await app.inject({ method: 'GET', url, headers: { 'if-match': latest.headers.etag as string } })).statusCode, 200)
+  t.equal((await app.inject({ method: 'GET', url, headers: { 'if-match': '*' } })).statusCode, 200)
+  t.equal((await app.inject({ method: 'GET', url, headers: { 'if-unmodified-since': latest.headers['last-modified'] as string } })).statusCode, 200)
 })
 
 t.test('a definition may require If-Match (428 without it)', async t => {
