@@ -11,7 +11,7 @@ import type { CursorCodec } from './cursor.js'
 import { itemPath, represent } from './links.js'
 import { sendList } from './list-handler.js'
 import type { ChildLink, Model, Resource } from './model.js'
-import { checkRead, conditionally, load, prefersMinimal, type WriteTarget } from './preconditions.js'
+import { checkUnchanged, conditionally, load, prefersMinimal, type WriteTarget } from './preconditions.js'
 import { stamped, visibility } from './visibility.js'
 import { patchedValues, readOnlyChanges, writableValues } from './writes.js'
 
@@ -84,7 +84,7 @@ export function resourceHandlers (model: Model, resource: Resource, { cursors, e
     async get (request, reply) {
       const record = await load({ request, resource, id: (request.params as IdParams).id })
       const tag = recordTag(epoch, record.id, record.version)
-      checkRead(resource, request.headers, tag, record)
+      checkUnchanged(resource, request.headers, tag, record)
       validators(reply, resource, record)
       if (notModified(request.headers, tag, record.updatedAt)) return await reply.code(304).send()
       return await reply.send(represent(resource, record))

@@ -38,8 +38,8 @@ export async function load ({ request, resource, id }: Omit<WriteTarget, 'epoch'
   return record
 }
 
-/** If-Match and If-Unmodified-Since on a record, for a read or a write: 412 when either fails. */
-export function checkRead (resource: Resource, headers: IncomingHttpHeaders, tag: EntityTag, current: StoredRecord): void {
+/** That the record is as the client last saw it, by If-Match or else If-Unmodified-Since, for a read or a write: 412 when not. */
+export function checkUnchanged (resource: Resource, headers: IncomingHttpHeaders, tag: EntityTag, current: StoredRecord): void {
   const failed = preconditionFailed(headers, tag, current.updatedAt)
   if (failed !== undefined) {
     throw new PreconditionFailed(`the ${resource.singular} has changed since ${failed === 'if-match' ? 'that ETag' : 'the If-Unmodified-Since date'}; GET it again`)
@@ -59,7 +59,7 @@ function precondition ({ request, resource, id, epoch }: WriteTarget): (current:
   }
   return current => {
     const tag = recordTag(epoch, id, current.version)
-    checkRead(resource, headers, tag, current)
+    checkUnchanged(resource, headers, tag, current)
     if (noneMatch(headers['if-none-match'], tag) === true) {
       throw new PreconditionFailed(`If-None-Match names this ${resource.singular}'s current state (or is *, and it exists); nothing was changed`)
     }

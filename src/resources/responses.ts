@@ -55,11 +55,11 @@ export const RATE_LIMIT_HEADERS = {
 export const LOCATION = { Location: header('string', 'Path of the created resource.') }
 const ETAG = { ETag: header('string', 'Strong entity tag of the record; send it in If-Match to change it safely, or If-None-Match to revalidate.') }
 const LAST_MODIFIED = { 'Last-Modified': header('string', 'When the record last changed (HTTP date).') }
-export const READ_HEADERS = { ...ETAG, ...LAST_MODIFIED }
-export const WRITE_HEADERS = { ...ETAG, ...LAST_MODIFIED }
+/** What a record's answers carry, read or written: its validators. */
+export const RECORD_HEADERS = { ...ETAG, ...LAST_MODIFIED }
 const PREFERENCE_APPLIED = { 'Preference-Applied': header('string', '`return=minimal` when the request\'s `Prefer: return=minimal` was honoured (RFC 7240).') }
-export const CREATED_HEADERS = { ...LOCATION, ...WRITE_HEADERS, ...PREFERENCE_APPLIED }
-export const MINIMAL_HEADERS = { ...WRITE_HEADERS, ...PREFERENCE_APPLIED }
+export const CREATED_HEADERS = { ...LOCATION, ...RECORD_HEADERS, ...PREFERENCE_APPLIED }
+export const MINIMAL_HEADERS = { ...RECORD_HEADERS, ...PREFERENCE_APPLIED }
 export const LIST_HEADERS = {
   'X-Total-Count': header('integer', 'Matching items in all pages (page-based requests only).'),
   Link: header('string', 'RFC 8288 links to the first, prev, next and last pages, as they apply; with `cursor`, first and next.'),

@@ -14,7 +14,7 @@ import { resourceHandlers } from './handlers.js'
 import { collectionPath } from './links.js'
 import type { Model, Resource } from './model.js'
 import { listQuerySchema } from './query-schema.js'
-import { CONDITIONAL_READ, CONDITIONAL_RECORD_READ, CONDITIONAL_WRITE, CREATE_HEADERS, CREATED_HEADERS, LIST_HEADERS, MINIMAL_HEADERS, READ_HEADERS, WRITE_HEADERS, jsonResponse, problemResponses, withHeaders } from './responses.js'
+import { CONDITIONAL_READ, CONDITIONAL_RECORD_READ, CONDITIONAL_WRITE, CREATE_HEADERS, CREATED_HEADERS, LIST_HEADERS, MINIMAL_HEADERS, RECORD_HEADERS, jsonResponse, problemResponses, withHeaders } from './responses.js'
 
 export interface ResourceRoutesOptions {
   readonly model: Model
@@ -111,7 +111,7 @@ export async function resourceRoutes (app: FastifyInstance, { model, resource, m
       summary: `Get a ${name}`,
       params: IdParams,
       headers: CONDITIONAL_RECORD_READ,
-      response: { 200: jsonResponse(`The ${name}.`, one, READ_HEADERS), ...notModified(READ_HEADERS), ...problemResponses([400, 404, 412]) }
+      response: { 200: jsonResponse(`The ${name}.`, one, RECORD_HEADERS), ...notModified(RECORD_HEADERS), ...problemResponses([400, 404, 412]) }
     }
   })
   route(resource, {
@@ -125,7 +125,7 @@ export async function resourceRoutes (app: FastifyInstance, { model, resource, m
       params: IdParams,
       headers: CONDITIONAL_WRITE,
       body: Type.Ref(ids.replace),
-      response: { 200: jsonResponse(`The ${name} as stored.`, one, WRITE_HEADERS), ...MINIMAL, ...problemResponses([400, 404, 409, 412, 413, 415, 428]) }
+      response: { 200: jsonResponse(`The ${name} as stored.`, one, RECORD_HEADERS), ...MINIMAL, ...problemResponses([400, 404, 409, 412, 413, 415, 428]) }
     }
   })
   route(resource, {
@@ -139,7 +139,7 @@ export async function resourceRoutes (app: FastifyInstance, { model, resource, m
       params: IdParams,
       headers: CONDITIONAL_WRITE,
       body: { content: { [MERGE_PATCH_MEDIA_TYPE]: { schema: Type.Ref(ids.patch) }, [JSON_MEDIA_TYPE]: { schema: Type.Ref(ids.patch) } } },
-      response: { 200: jsonResponse(`The ${name} as stored.`, one, WRITE_HEADERS), ...MINIMAL, ...problemResponses([400, 404, 409, 412, 413, 415, 428]) }
+      response: { 200: jsonResponse(`The ${name} as stored.`, one, RECORD_HEADERS), ...MINIMAL, ...problemResponses([400, 404, 409, 412, 413, 415, 428]) }
     }
   })
   route(resource, {
