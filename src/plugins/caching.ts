@@ -6,6 +6,7 @@
  * If-None-Match turns them into 304. (Records and resource lists are tagged,
  * and answer If-None-Match, in their handlers, which know their tags.)
  */
+import type { ServerResponse } from 'node:http'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { bodyTag, tagged } from '../http/conditional.js'
@@ -39,7 +40,25 @@ function cacheHeaders (request: FastifyRequest, reply: FastifyReply, payload: un
   return payload
 }
 
+/**
+ * Fastify's HEAD routes end every answer without a payload with
+ * `Content-Length: 0`, a 304 included, but a 304 may only carry the length a
+ * 200 would have had (RFC 9110 §8.6). The 304 of a HEAD goes without one.
+ */
+function withoutEmptyLengthOn304 (response: ServerResponse): void {
+  const writeHead = response.writeHead
+  response.writeHead = function writeHeadOf304 (this: ServerResponse, status: number, ...rest: unknown[]) {
+    const headers = rest.find(part => typeof part === 'object' && part !== null) as Record<string, unknown> | undefined
+    if (status === 304 && headers?.['content-length'] === '0') delete headers['content-length']
+    return (writeHead as (...args: unknown[]) => ServerResponse).call(this, status, ...rest)
+  } as typeof response.writeHead
+}
+
 async function caching (app: FastifyInstance): Promise<void> {
+  app.addHook('onRequest', function headWithout304Length (request: FastifyRequest, reply: FastifyReply, done: () => void) {
+    if (request.method === 'HEAD') withoutEmptyLengthOn304(reply.raw)
+    done()
+  })
   app.addHook('onSend', function cachingHeaders (request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (error: null, payload: unknown) => void) {
     done(null, cacheHeaders(request, reply, payload))
   })
