@@ -12,10 +12,35 @@ import { addRouteHook } from '../http/route-hooks.js'
 const mediaTypeOf = (header: string | undefined): string =>
   (header ?? '').split(';')[0]!.trim().toLowerCase()
 
+/** The `charset` parameter of a Content-Type, lower-cased and unquoted; undefined when there is none. */
+function charsetOf (header: string | undefined): string | undefined {
+  for (const parameter of (header ?? '').split(';').slice(1)) {
+    const [name, value] = parameter.split('=')
+    if (name?.trim().toLowerCase() === 'charset') return (value ?? '').trim().replace(/^"(.*)"$/, '$1').toLowerCase()
+  }
+  return undefined
+}
+
+/**
+ * JSON is UTF-8 (RFC 8259 §8.1). A body labelled with another charset would
+ * be read as UTF-8 all the same, so any text in it could change without a
+ * word: it is refused instead.
+ */
+function foreignCharset (header: string | undefined): Error | undefined {
+  const charset = charsetOf(header)
+  if (charset === undefined || charset === 'utf-8' || charset === 'utf8') return undefined
+  return new UnsupportedMediaType(`JSON is read as UTF-8 (RFC 8259 §8.1); send it as UTF-8 and label it so, or without a charset, not charset=${charset.slice(0, 40)}`)
+}
+
 async function jsonBody (app: FastifyInstance): Promise<void> {
   app.removeAllContentTypeParsers()
   for (const type of [JSON_MEDIA_TYPE, MERGE_PATCH_MEDIA_TYPE]) {
-    app.addContentTypeParser(type, { parseAs: 'buffer' }, function parseJson (_request, body, done) {
+    app.addContentTypeParser(type, { parseAs: 'buffer' }, function parseJson (request, body, done) {
+      const refusal = foreignCharset(request.headers['content-type'])
+      if (refusal !== undefined) {
+        done(refusal, undefined)
+        return
+      }
       let value: unknown
       try {
         value = parseJsonBody(body as Buffer)

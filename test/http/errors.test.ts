@@ -88,7 +88,7 @@ t.test('a known path with a method it lacks is 405 with Allow; OPTIONS lists the
   assertProblem(t, await app.inject({ method: 'PROPFIND' as 'GET', url: '/v1/nothing-here' }), 404, 'not-found')
 })
 
-t.test('bodies that are not JSON are 415 saying what is accepted', async t => {
+t.test('bodies that are not JSON, or not UTF-8 by their label, are 415 saying what is accepted', async t => {
   const app = await buildTestApp(t)
   const project = await createProject(app)
   const text = await app.inject({ method: 'POST', url: '/v1/projects', payload: '{"name":"x"}', headers: { 'content-type': 'text/plain' } })
@@ -106,6 +106,17 @@ t.test('bodies that are not JSON are 415 saying what is accepted', async t => {
 
   const charset = await app.inject({ method: 'POST', url: '/v1/projects', payload: '{"name":"charset"}', headers: { 'content-type': 'application/json; charset=utf-8' } })
   t.equal(charset.statusCode, 201, 'parameters on the media type are fine')
+  for (const utf8 of ['UTF-8', '"utf-8"', 'utf8']) {
+    const labelled = await app.inject({ method: 'POST', url: '/v1/projects', payload: JSON.stringify({ name: `charset ${utf8}` }), headers: { 'content-type': `application/json;charset=${utf8}` } })
+    t.equal(labelled.statusCode, 201, `charset=${utf8}`)
+  }
+  // "Ã©" in Latin-1 is the two bytes UTF-8 reads as "é": read anyway, the name would change without a word.
+  const latin1 = await app.inject({ method: 'POST', url: '/v1/projects', payload: Buffer.from('{"name":"cafÃ©"}', 'latin1'), headers: { 'content-type': 'application/json; charset=ISO-8859-1' } })
+  t.match(assertProblem(t, latin1, 415, 'unsupported-media-type').detail, /UTF-8 \(RFC 8259 §8.1\).*charset=iso-8859-1/)
+  t.equal(latin1.headers['accept-post'], 'application/json')
+  const patched = await app.inject({ method: 'PATCH', url: `/v1/projects/${project.id}`, payload: '{"name":"x"}', headers: { 'content-type': 'application/merge-patch+json; charset=windows-1252' } })
+  assertProblem(t, patched, 415)
+  t.equal(body(await app.inject({ method: 'GET', url: `/v1/projects/${project.id}` })).name, project.name, 'nothing changed')
 })
 
 t.test('a body over the limit is 413', async t => {
