@@ -83,6 +83,23 @@ export function adminOperation (tag: string, operationId: string, summary: strin
   return { tags: [tag], operationId, summary, description: `${summary}. ${scopeNote(ADMIN_SCOPE)}`, security: securityFor(ADMIN_SCOPE), ...extra }
 }
 
+export interface AdminCreate {
+  /** `$id` of the request body's schema. */
+  readonly body: string
+  /** `$id` of the 201's schema, which holds the secret shown only then. */
+  readonly created: string
+  /** The 201's description. */
+  readonly shown: string
+}
+
+/** The operation of an admin create: its body, a 201 with Location, and its refusals. */
+export function adminCreateOperation (tag: string, operationId: string, summary: string, { body, created, shown }: AdminCreate): Record<string, unknown> {
+  return adminOperation(tag, operationId, summary, {
+    body: Type.Ref(body),
+    response: { 201: jsonResponse(shown, Type.Ref(created), LOCATION), ...problemResponses([400, 401, 403, 413, 415, 429]) }
+  })
+}
+
 /** Route config of admin routes: the scope, and for writes the one body type they take. */
 export const adminConfig = { scope: ADMIN_SCOPE }
 export const adminWriteConfig = { ...adminConfig, accepts: ['application/json'] }
@@ -97,10 +114,7 @@ export async function adminRoutes (app: FastifyInstance, { knownScopes }: AdminR
 
   app.post('/api-keys', {
     config: adminWriteConfig,
-    schema: adminOperation('api-keys', 'createApiKey', 'Create an API key', {
-      body: Type.Ref('ApiKeyCreate'),
-      response: { 201: jsonResponse('The key, shown only now.', Type.Ref('ApiKeyCreated'), LOCATION), ...problemResponses([400, 401, 403, 413, 415, 429]) }
-    })
+    schema: adminCreateOperation('api-keys', 'createApiKey', 'Create an API key', { body: 'ApiKeyCreate', created: 'ApiKeyCreated', shown: 'The key, shown only now.' })
   }, async function createApiKey (request, reply) {
     const body = request.body as Static<typeof ApiKeyCreate>
     checkScopes(body.scopes)
@@ -129,10 +143,7 @@ export async function adminRoutes (app: FastifyInstance, { knownScopes }: AdminR
 
   app.post('/clients', {
     config: adminWriteConfig,
-    schema: adminOperation('clients', 'createClient', 'Create an OAuth client', {
-      body: Type.Ref('ClientCreate'),
-      response: { 201: jsonResponse('The client and its secret, shown only now.', Type.Ref('ClientCreated'), LOCATION), ...problemResponses([400, 401, 403, 413, 415, 429]) }
-    })
+    schema: adminCreateOperation('clients', 'createClient', 'Create an OAuth client', { body: 'ClientCreate', created: 'ClientCreated', shown: 'The client and its secret, shown only now.' })
   }, async function createClient (request, reply) {
     const body = request.body as Static<typeof ClientCreate>
     checkScopes(body.scopes)

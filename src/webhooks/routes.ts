@@ -4,11 +4,11 @@
  */
 import { Type, type Static } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
-import { adminConfig, adminOperation, adminWriteConfig, credentialRoutes } from '../auth/admin-routes.js'
+import { adminConfig, adminCreateOperation, adminOperation, adminWriteConfig, credentialRoutes } from '../auth/admin-routes.js'
 import { DeliveryNotResendable, invalid, ResourceNotFound } from '../errors.js'
 import { Id } from '../resources/derive.js'
 import { stringEnum } from '../resources/model.js'
-import { jsonResponse, LOCATION, problemResponses } from '../resources/responses.js'
+import { jsonResponse, problemResponses } from '../resources/responses.js'
 import type { AttemptRecord, Subscription } from '../store/webhooks.js'
 import { patternIssues } from './events.js'
 import { newSigningSecret } from './signing.js'
@@ -84,10 +84,7 @@ export async function webhookRoutes (app: FastifyInstance, { collections, allowP
 
   app.post('/webhooks', {
     config: adminWriteConfig,
-    schema: adminOperation('webhooks', 'createWebhook', 'Subscribe to events', {
-      body: Type.Ref('WebhookCreate'),
-      response: { 201: jsonResponse('The subscription and its signing secret, shown only now.', Type.Ref('WebhookCreated'), LOCATION), ...problemResponses([400, 401, 403, 413, 415, 429]) }
-    })
+    schema: adminCreateOperation('webhooks', 'createWebhook', 'Subscribe to events', { body: 'WebhookCreate', created: 'WebhookCreated', shown: 'The subscription and its signing secret, shown only now.' })
   }, async function createWebhook (request, reply) {
     const body = request.body as Static<typeof WebhookCreate>
     const issues = patternIssues(body.events, collections)
