@@ -21,6 +21,9 @@ function charsetOf (header: string | undefined): string | undefined {
   return undefined
 }
 
+/** Charsets a JSON body may be labelled with: UTF-8, and ASCII, whose text UTF-8 reads the same. */
+const UTF8_READABLE = new Set(['utf-8', 'utf8', 'us-ascii'])
+
 /**
  * JSON is UTF-8 (RFC 8259 §8.1). A body labelled with another charset would
  * be read as UTF-8 all the same, so any text in it could change without a
@@ -28,7 +31,7 @@ function charsetOf (header: string | undefined): string | undefined {
  */
 function foreignCharset (header: string | undefined): Error | undefined {
   const charset = charsetOf(header)
-  if (charset === undefined || charset === 'utf-8' || charset === 'utf8') return undefined
+  if (charset === undefined || UTF8_READABLE.has(charset)) return undefined
   return new UnsupportedMediaType(`JSON is read as UTF-8 (RFC 8259 §8.1); send it as UTF-8 and label it so, or without a charset, not charset=${charset.slice(0, 40)}`)
 }
 
