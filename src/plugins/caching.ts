@@ -22,6 +22,11 @@ declare module 'fastify' {
 /** What every answer depends on besides its URL. */
 const VARY = ['Authorization', 'Api-Version']
 
+/** Cache-Control of an answer: the route's policy for a successful read, else `no-store` (writes and errors). The OpenAPI document states the same. */
+export function cacheControlOf (reading: boolean, status: number, policy: string | undefined): string {
+  return reading && status < 400 && policy !== undefined ? policy : 'no-store'
+}
+
 /** The payload to send: the same, or none for a 304. */
 function cacheHeaders (request: FastifyRequest, reply: FastifyReply, payload: unknown): unknown {
   addVary(reply, VARY)
@@ -29,7 +34,7 @@ function cacheHeaders (request: FastifyRequest, reply: FastifyReply, payload: un
   const status = reply.statusCode
   // Read once: Fastify builds request.routeOptions afresh on every access.
   const policy = request.routeOptions.config?.cacheControl
-  if (!reply.hasHeader('cache-control')) reply.header('cache-control', reading && status < 400 && policy !== undefined ? policy : 'no-store')
+  if (!reply.hasHeader('cache-control')) reply.header('cache-control', cacheControlOf(reading, status, policy))
   // Records and resource lists carry their own ETag, and their handler already answered If-None-Match; the rest are tagged here.
   if (!reading || status !== 200 || reply.hasHeader('etag') || policy === undefined) return payload
   if (typeof payload !== 'string' && !Buffer.isBuffer(payload)) return payload

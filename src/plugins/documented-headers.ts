@@ -11,6 +11,7 @@
 import type { FastifyInstance, RouteOptions } from 'fastify'
 import fp from 'fastify-plugin'
 import { header, RATE_LIMIT_HEADERS, withHeaders } from '../resources/responses.js'
+import { cacheControlOf } from './caching.js'
 
 type Header = ReturnType<typeof header>
 
@@ -22,9 +23,7 @@ const WWW_AUTHENTICATE_BEARER = header('string', '`Bearer realm="api"`, with `er
 const WWW_AUTHENTICATE_BASIC = header('string', '`Basic realm="token"`: authenticate the client with its id and secret (RFC 6749 §2.3.1).')
 
 function cacheControl (route: RouteOptions, status: number): Header {
-  const reading = [route.method].flat().includes('GET')
-  const policy = route.config?.cacheControl
-  return header('string', reading && status < 400 && policy !== undefined ? `\`${policy}\`` : '`no-store`')
+  return header('string', `\`${cacheControlOf([route.method].flat().includes('GET'), status, route.config?.cacheControl)}\``)
 }
 
 /** The headers an answer of `status` on `route` carries, besides its own. */
