@@ -8,6 +8,7 @@
 import { AjvCompiler } from '@fastify/ajv-compiler'
 import type { FastifyServerOptions } from 'fastify'
 import { compiledOnce } from './compiled-once.js'
+import { declaredParameters, unknownParameterSentence } from './query-parameters.js'
 
 export const AJV_OPTIONS = {
   removeAdditional: false,
@@ -18,6 +19,8 @@ export const AJV_OPTIONS = {
 
 interface PropertySchema {
   type?: string
+  minimum?: number
+  maximum?: number
   items?: { type?: string }
 }
 
@@ -29,6 +32,8 @@ interface PartSchema {
 type Validate = ((data: unknown) => boolean | Promise<unknown>) & { errors?: unknown }
 
 const INTEGER = /^-?(0|[1-9][0-9]*)$/
+/** Digits a reader would call an integer, though not written as INTEGER wants: `+1`, `007`. */
+const SIGNED_DIGITS = /^[+-]?[0-9]+$/
 const DECIMAL = /^-?(0|[1-9][0-9]*)(\.[0-9]+)?$/
 
 /** Converts the string value of a declared property to its declared type, when it is written strictly. */
@@ -52,34 +57,67 @@ function repeatedError (name: string, count: number): AjvErrorLike {
 
 interface AjvErrorLike { keyword: string, instancePath: string, schemaPath: string, params: Record<string, unknown>, message: string }
 
-function strictStrings (schema: PartSchema, validate: Validate): Validate {
+const explained = (error: AjvErrorLike, keyword: string, instancePath: string, message: string): AjvErrorLike =>
+  ({ ...error, keyword, instancePath, message })
+
+/**
+ * "must be integer" of `9007199254740992` or `007` is true to Ajv but not to a
+ * reader: say that the first is out of range and how to write the second.
+ */
+function integerError (error: AjvErrorLike, raw: unknown, property: PropertySchema): AjvErrorLike {
+  if (typeof raw !== 'string' || !SIGNED_DIGITS.test(raw)) return error
+  if (!INTEGER.test(raw)) return explained(error, 'integerForm', error.instancePath, 'must be an integer written in plain digits, without "+" or leading zeros')
+  return raw.startsWith('-')
+    ? explained(error, 'minimum', error.instancePath, `must be >= ${property.minimum ?? Number.MIN_SAFE_INTEGER}`)
+    : explained(error, 'maximum', error.instancePath, `must be <= ${property.maximum ?? Number.MAX_SAFE_INTEGER}`)
+}
+
+/** Ajv's errors, each one about a path or query value re-worded where Ajv's words would mislead. */
+function explainErrors (errors: AjvErrorLike[], values: Record<string, unknown>, properties: Map<string, PropertySchema>, explainUnknown: ((name: string) => string) | undefined): AjvErrorLike[] {
+  return errors.map(error => {
+    if (error.keyword === 'additionalProperties' && error.instancePath === '' && explainUnknown !== undefined) {
+      const name = String(error.params.additionalProperty)
+      return explained(error, 'unknownParameter', `/${name}`, explainUnknown(name))
+    }
+    if (error.keyword === 'type' && error.params.type === 'integer') {
+      const name = error.instancePath.slice(1)
+      const property = properties.get(name)
+      if (property !== undefined) return integerError(error, values[name], property)
+    }
+    return error
+  })
+}
+
+function strictStrings (schema: PartSchema, validate: Validate, isQuery: boolean): Validate {
   const properties = new Map(Object.entries(schema.properties ?? {}))
+  const declared = declaredParameters([...properties.keys()])
+  const explainUnknown = isQuery ? (name: string) => unknownParameterSentence(name, declared) : undefined
   const check: Validate = function validateStrings (data: unknown) {
     let repeated: AjvErrorLike[] | undefined
-    if (typeof data === 'object' && data !== null) {
-      const values = data as Record<string, unknown>
-      // The few parameters given, not the many declared (a collection declares each filterable field with every operator).
-      for (const name of Object.keys(values)) {
-        const property = properties.get(name)
-        if (property === undefined) continue
-        const raw = values[name]
-        if (property.type === 'array') {
-          // Comma-separated (`a,b`) or repeated (`x=a&x=b`): each item is converted on its own.
-          const items = typeof raw === 'string' ? raw.split(',') : raw
-          if (Array.isArray(items)) values[name] = items.map(item => typeof item === 'string' ? convertString(property.items?.type, item) : item)
-        } else if (typeof raw === 'string') {
-          values[name] = convertString(property.type, raw)
-        } else if (Array.isArray(raw)) {
-          (repeated ??= []).push(repeatedError(name, raw.length))
-        }
+    const values = (typeof data === 'object' && data !== null ? data : {}) as Record<string, unknown>
+    // The few parameters given, not the many declared (a collection declares each filterable field with every operator).
+    for (const name of Object.keys(values)) {
+      const property = properties.get(name)
+      if (property === undefined) continue
+      const raw = values[name]
+      if (property.type === 'array') {
+        // Comma-separated (`a,b`) or repeated (`x=a&x=b`): each item is converted on its own.
+        const items = typeof raw === 'string' ? raw.split(',') : raw
+        if (Array.isArray(items)) values[name] = items.map(item => typeof item === 'string' ? convertString(property.items?.type, item) : item)
+      } else if (typeof raw === 'string') {
+        values[name] = convertString(property.type, raw)
+      } else if (Array.isArray(raw)) {
+        (repeated ??= []).push(repeatedError(name, raw.length))
       }
     }
     const valid = validate(data)
-    check.errors = validate.errors
-    if (repeated === undefined) return valid
-    const named = new Set(repeated.map(error => error.instancePath))
+    if (valid !== false && repeated === undefined) {
+      check.errors = validate.errors
+      return valid
+    }
+    const named = new Set((repeated ?? []).map(error => error.instancePath))
     const others = (validate.errors as AjvErrorLike[] | null | undefined ?? []).filter(error => !named.has(error.instancePath))
-    check.errors = [...repeated, ...others]
+    check.errors = [...repeated ?? [], ...explainErrors(others, values, properties, explainUnknown)]
     return false
   }
   return check
@@ -112,7 +150,7 @@ export function buildValidator (): BuildValidator {
       return once(`${route.httpPart ?? ''} ${JSON.stringify(route.schema)}`, () => {
         const validate = compile(route)
         if (route.httpPart !== 'params' && route.httpPart !== 'querystring') return validate
-        return strictStrings(route.schema as PartSchema, validate)
+        return strictStrings(route.schema as PartSchema, validate, route.httpPart === 'querystring')
       })
     }
   }

@@ -309,7 +309,7 @@ t.test('a route that declares no query parameters refuses any, naming it, before
       continue
     }
     const problem = assertProblem(t, response, 400, 'validation')
-    t.same(problem.errors, [{ in: 'query', pointer: `/${new URLSearchParams(request.url.split('?')[1]).keys().next().value!}`, detail: 'is not a known property' }], `${request.method} ${request.url}`)
+    t.same(problem.errors, [{ in: 'query', pointer: `/${new URLSearchParams(request.url.split('?')[1]).keys().next().value!}`, detail: 'is not a parameter of this route, which takes none' }], `${request.method} ${request.url}`)
   }
   t.same(body(await get(app, `/v1/projects/${project.id}`)), project, 'nothing was changed or deleted')
   t.same(body(await get(app, '/v1/projects?name=created')), [], 'nothing was created')

@@ -71,6 +71,14 @@ t.test('malformed ids are 400 in the path; well-formed unknown ids are 404', asy
     const problem = assertProblem(t, response, 400, 'validation')
     t.same(problem.errors, [{ in: 'path', pointer: '/id', detail: problem.errors[0].detail }], `id ${id}`)
   }
+  // Each detail says what is wrong with that id, not "must be integer" of an integer.
+  const detailOf = async (id: string): Promise<string> => assertProblem(t, await app.inject({ method: 'GET', url: `/v1/projects/${id}` }), 400).errors[0].detail
+  t.equal(await detailOf('abc'), 'must be integer')
+  t.equal(await detailOf('0'), 'must be >= 1')
+  t.equal(await detailOf('-1'), 'must be >= 1')
+  t.equal(await detailOf('9007199254740992'), 'must be <= 9007199254740991', 'past 2^53-1 names the bound')
+  t.equal(await detailOf('-99999999999999999999'), 'must be >= 1')
+  for (const id of ['01', '%2B1', '007']) t.equal(await detailOf(id), 'must be an integer written in plain digits, without "+" or leading zeros', id)
   for (const id of ['1', '9007199254740991']) {
     assertProblem(t, await app.inject({ method: 'GET', url: `/v1/projects/${id}` }), 404, 'not-found')
   }
@@ -78,10 +86,20 @@ t.test('malformed ids are 400 in the path; well-formed unknown ids are 404', asy
   assertProblem(t, await app.inject({ method: 'GET', url: '/v1/projects/abc/tasks' }), 400)
 })
 
-t.test('unknown query parameters are 400 naming them', async t => {
+t.test('unknown query parameters are 400 naming them and what would work', async t => {
   const app = await buildTestApp(t)
-  const problem = assertProblem(t, await app.inject({ method: 'GET', url: '/v1/projects?colour=red' }), 400)
-  t.same(problem.errors, [{ in: 'query', pointer: '/colour', detail: 'is not a known property' }])
+  const issuesOf = async (url: string): Promise<unknown> => assertProblem(t, await app.inject({ method: 'GET', url }), 400, 'validation').errors
+  t.same(await issuesOf('/v1/projects?colour=red'), [{ in: 'query', pointer: '/colour', detail: 'is not a known parameter; known: page, limit, sort, filter, fields, cursor; filterable fields: active, name, budget (also as field[op])' }])
+  t.same(await issuesOf('/v1/tasks?name%5Blike%5D=road*'), [{ in: 'query', pointer: '/name[like]', detail: 'is not a filter: name cannot be filtered; filterable fields: status, priority, assignee, projectId, dueDate' }], 'a field the collection does not filter by')
+  t.same(await issuesOf('/v1/tasks?priority%5Bbetween%5D=1'), [{ in: 'query', pointer: '/priority[between]', detail: 'is not a filter: priority has no operator "between"; use one of eq, ne, lt, lte, gt, gte, in' }], 'an operator the field does not have')
+  t.same(await issuesOf('/v1/tasks?status%5Blike%5D=to*'), [{ in: 'query', pointer: '/status[like]', detail: 'is not a filter: status has no operator "like"; use one of eq, ne, in' }], 'operators differ by the field\'s type')
+  t.same(await issuesOf('/v1/webhooks/1/deliveries?limt=5'), [{ in: 'query', pointer: '/limt', detail: 'is not a known parameter; known: limit' }], 'a route without filters lists its parameters')
+  t.same(await issuesOf('/v1/projects/1?fields=name'), [{ in: 'query', pointer: '/fields', detail: 'is not a parameter of this route, which takes none' }])
+  t.same(await issuesOf('/v1/projects?page=007&colour=red'), [
+    { in: 'query', pointer: '/colour', detail: 'is not a known parameter; known: page, limit, sort, filter, fields, cursor; filterable fields: active, name, budget (also as field[op])' },
+    { in: 'query', pointer: '/page', detail: 'must be an integer written in plain digits, without "+" or leading zeros' }
+  ], 'every fault, each in its own words')
+  t.same(await issuesOf('/v1/projects?page=99999999999999999999'), [{ in: 'query', pointer: '/page', detail: 'must be <= 100000000' }], 'too large a page names its bound')
 })
 
 t.test('strings a database cannot hold exactly are refused, not altered', async t => {
