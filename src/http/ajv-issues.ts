@@ -11,6 +11,8 @@ export interface AjvError {
   instancePath: string
   params: Record<string, unknown>
   message?: string
+  /** The offending value (Ajv's `verbose` option). */
+  data?: unknown
 }
 
 const list = (values: unknown[]): string => values.map(value => JSON.stringify(value)).join(', ')
@@ -21,7 +23,24 @@ function pointerOf (error: AjvError): string {
   return error.instancePath
 }
 
-function sentence (error: AjvError, readOnly: readonly string[]): string {
+/** A JSON value's type, in the words of JSON Schema's `type`. */
+function jsonTypeOf (value: unknown): string {
+  if (value === null) return 'null'
+  if (Array.isArray(value)) return 'array'
+  if (typeof value === 'number' && Number.isInteger(value)) return 'integer'
+  return typeof value
+}
+
+/**
+ * What was sent, when the type was wrong: `must be string, not null` tells a
+ * client that null cannot remove a required field, and `must be integer, not
+ * string` that "2" is not read as 2. In a path or query every value arrives
+ * as text, so there it would say nothing.
+ */
+const sentType = (error: AjvError, location: IssueLocation): string =>
+  location === 'body' && 'data' in error ? `, not ${jsonTypeOf(error.data)}` : ''
+
+function sentence (error: AjvError, location: IssueLocation, readOnly: readonly string[]): string {
   const { params } = error
   switch (error.keyword) {
     case 'required': return 'is required'
@@ -31,25 +50,31 @@ function sentence (error: AjvError, readOnly: readonly string[]): string {
         : 'is not a known property'
     case 'enum': return `must be one of ${list(params.allowedValues as unknown[])}`
     case 'const': return `must be ${JSON.stringify(params.allowedValue)}`
-    case 'type': return `must be ${String(params.type).replace(',', ' or ')}`
+    case 'type': return `must be ${String(params.type).replace(',', ' or ')}${sentType(error, location)}`
     case 'format': return `must be a valid ${String(params.format)}`
     default: return error.message ?? 'is invalid'
   }
 }
 
 /** Within a union, the errors of the branch of the right type explain best; type mismatches least. */
-function unionSentence (errors: AjvError[], readOnly: readonly string[]): string {
+function unionSentence (errors: AjvError[], location: IssueLocation, readOnly: readonly string[]): string {
   const branches = errors.filter(error => error.keyword !== 'anyOf' && error.keyword !== 'oneOf')
   const specific = branches.filter(error => error.keyword !== 'type' && error.keyword !== 'const' && error.keyword !== 'enum')
-  if (specific.length > 0) return sentence(specific[0]!, readOnly)
+  if (specific.length > 0) return sentence(specific[0]!, location, readOnly)
   const allowed = branches.flatMap(error => {
     if (error.keyword === 'const') return [error.params.allowedValue]
     if (error.keyword === 'enum') return error.params.allowedValues as unknown[]
     return []
   })
-  const types = branches.filter(error => error.keyword === 'type').map(error => String(error.params.type))
+  // A type that the allowed values already show (`string` beside "todo") says nothing more.
+  const types = [...new Set(branches.filter(error => error.keyword === 'type').map(error => String(error.params.type)))]
+    .filter(type => !allowed.some(value => jsonTypeOf(value) === type))
   const parts = [...(allowed.length > 0 ? [`one of ${list(allowed)}`] : []), ...types]
-  return parts.length > 0 ? `must be ${parts.join(' or ')}` : 'does not match any allowed form'
+  if (parts.length === 0) return 'does not match any allowed form'
+  // "not string" of "x" when the allowed values are strings would mislead: name the type only when no form takes it.
+  const union = errors.find(error => error.keyword === 'anyOf' || error.keyword === 'oneOf')
+  const sentAnAllowedType = union !== undefined && allowed.some(value => jsonTypeOf(value) === jsonTypeOf(union.data))
+  return `must be ${parts.join(' or ')}${union === undefined || sentAnAllowedType ? '' : sentType(union, location)}`
 }
 
 export function describeAjvErrors (errors: readonly AjvError[], location: IssueLocation, readOnly: readonly string[]): ProblemIssue[] {
@@ -64,9 +89,16 @@ export function describeAjvErrors (errors: readonly AjvError[], location: IssueL
   for (const [pointer, group] of byPointer) {
     const isUnion = group.some(error => error.keyword === 'anyOf' || error.keyword === 'oneOf')
     if (isUnion) {
-      issues.push({ in: location, pointer, detail: unionSentence(group, readOnly) })
+      issues.push({ in: location, pointer, detail: unionSentence(group, location, readOnly) })
     } else {
-      for (const error of group) issues.push({ in: location, pointer, detail: sentence(error, readOnly) })
+      // `{type: string, enum: [...]}` given 3 fails both keywords: one sentence says it all.
+      const mistyped = group.find(error => error.keyword === 'type')
+      const listed = group.some(error => error.keyword === 'enum') ? mistyped : undefined
+      for (const error of group) {
+        if (error === listed) continue
+        const detail = sentence(error, location, readOnly)
+        issues.push({ in: location, pointer, detail: error.keyword === 'enum' && mistyped !== undefined ? `${detail}${sentType(mistyped, location)}` : detail })
+      }
     }
   }
   return issues

@@ -14,7 +14,9 @@ export const AJV_OPTIONS = {
   removeAdditional: false,
   coerceTypes: false,
   useDefaults: true,
-  allErrors: true
+  allErrors: true,
+  // Each error carries the value it is about, so that a type error can name what was sent (ajv-issues.ts).
+  verbose: true
 } as const
 
 interface PropertySchema {

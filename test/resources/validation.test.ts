@@ -114,3 +114,34 @@ t.test('strings a database cannot hold exactly are refused, not altered', async 
   const unicode = await post(app, '/v1/projects', { name: 'Ünïcødé ✓ 中文' })
   t.equal(body(unicode).name, 'Ünïcødé ✓ 中文', 'stored exactly')
 })
+
+t.test('a wrong type names what was sent, so null on a required field and "2" for 2 explain themselves', async t => {
+  const app = await buildTestApp(t)
+  const project = await createProject(app, { name: 'typed' })
+  const issuesOf = async (method: 'POST' | 'PATCH', url: string, payload: unknown): Promise<unknown> => {
+    const response = await app.inject({ method, url, payload: JSON.stringify(payload), headers: { 'content-type': 'application/json' } })
+    return assertProblem(t, response, 400, 'validation').errors
+  }
+  t.same(await issuesOf('PATCH', `/v1/projects/${project.id}`, { name: null }), [{ in: 'body', pointer: '/name', detail: 'must be string, not null' }], 'null cannot remove a required field')
+  t.same(await issuesOf('POST', '/v1/projects', { name: 'x', budget: '5', active: 'true', tags: 'a' }), [
+    { in: 'body', pointer: '/active', detail: 'must be boolean, not string' },
+    { in: 'body', pointer: '/budget', detail: 'must be number, not string' },
+    { in: 'body', pointer: '/tags', detail: 'must be array, not string' }
+  ], 'nothing is coerced, and each says why')
+  t.same(await issuesOf('POST', '/v1/tasks', { name: 'x', projectId: project.id, status: 3, priority: 2.5 }), [
+    { in: 'body', pointer: '/status', detail: 'must be one of "todo", "doing", "done", not integer' },
+    { in: 'body', pointer: '/priority', detail: 'must be integer, not number' }
+  ], 'an enum given a number is one issue, not two')
+  t.same(await issuesOf('POST', '/v1/tasks', { name: 'x', projectId: project.id, status: 'later' }), [
+    { in: 'body', pointer: '/status', detail: 'must be one of "todo", "doing", "done"' }
+  ], 'a string outside the enum is not called the wrong type')
+  t.same(await issuesOf('PATCH', `/v1/projects/${project.id}`, { budget: '5', description: 7 }), [
+    { in: 'body', pointer: '/description', detail: 'must be string or null, not integer' },
+    { in: 'body', pointer: '/budget', detail: 'must be number or null, not string' }
+  ], 'a merge patch field that null may remove')
+  const tasks = await app.inject({ method: 'GET', url: '/v1/tasks?status=later&priority=high' })
+  t.same(assertProblem(t, tasks, 400, 'validation').errors, [
+    { in: 'query', pointer: '/status', detail: 'must be one of "todo", "doing", "done"' },
+    { in: 'query', pointer: '/priority', detail: 'must be integer' }
+  ], 'a query value is always text: its type is not named')
+})
