@@ -137,7 +137,7 @@ t.test('malformed, empty, deep, poisoned and non-UTF-8 bodies are 400', async t 
   t.match(deep.detail, /deeper/)
   const poisoned = assertProblem(t, await send('{"name":"x","__proto__":{"admin":true}}'), 400, 'validation')
   t.equal(poisoned.detail, 'body must not contain __proto__ or constructor.prototype keys', 'an issue with the whole body names the body')
-  t.equal(assertProblem(t, await send('[1]'), 400, 'validation').detail, 'body must be object')
+  t.equal(assertProblem(t, await send('[1]'), 400, 'validation').detail, 'body must be object, not array')
   assertProblem(t, await send('{"name":"x","constructor":{"prototype":{"admin":true}}}'), 400, 'validation')
   assertProblem(t, await send('{"name":"x","tags":[{"__proto__":{"a":1}}]}'), 400)
   assertProblem(t, await send(Buffer.from([0x7b, 0x22, 0x6e, 0x61, 0x6d, 0x65, 0x22, 0x3a, 0x22, 0xff, 0xfe, 0x22, 0x7d])), 400, 'malformed-body')
