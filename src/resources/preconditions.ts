@@ -84,9 +84,3 @@ export async function conditionally<T> (target: WriteTarget, write: (check: (cur
   }
   throw new PreconditionFailed(`the ${target.resource.singular} kept changing; try again`)
 }
-
-/** `Prefer: return=minimal` (RFC 7240) asks for no body on a successful write. */
-export function prefersMinimal (request: FastifyRequest): boolean {
-  const prefer = request.headers.prefer
-  return typeof prefer === 'string' && /(^|[,;\s])return\s*=\s*"?minimal"?(?=$|[,;\s])/i.test(prefer)
-}

@@ -12,7 +12,7 @@ const WHEN: Record<number, string> = {
   401: 'No credential, an invalid one, or one without the needed scope (`WWW-Authenticate` says which).',
   403: 'A valid credential without the needed scope, when AUTHZ_DENIED_STATUS=403.',
   404: 'No such resource, or not visible to the caller.',
-  406: 'The Accept header allows no media type the service produces (it produces application/json).',
+  406: 'The Accept header does not allow application/json, the media type of this answer (errors are application/problem+json).',
   409: 'A unique field is already taken, the resource is still referenced, or a request with the same Idempotency-Key is still running.',
   412: 'A precondition failed, and nothing was changed: If-Match names no current ETag, or the resource changed after If-Unmodified-Since, or If-None-Match names its current ETag (`*`: it exists).',
   413: 'The body is larger than the configured limit.',

@@ -6,7 +6,7 @@ import { assertProblem, body, buildTestApp, createProject, post } from '../helpe
 
 t.test('an Accept the service cannot satisfy is 406, in problem+json', async t => {
   const app = await buildTestApp(t)
-  for (const accept of ['application/json', '*/*', 'application/*', 'text/html, */*;q=0.1', 'application/problem+json']) {
+  for (const accept of ['application/json', '*/*', 'application/*', 'text/html, */*;q=0.1', 'application/problem+json, application/json;q=0.5']) {
     t.equal((await app.inject({ method: 'GET', url: '/v1/projects', headers: { accept } })).statusCode, 200, accept)
   }
   for (const accept of ['text/html', 'application/xml', 'application/json;q=0', 'image/*']) {
@@ -14,6 +14,32 @@ t.test('an Accept the service cannot satisfy is 406, in problem+json', async t =
     assertProblem(t, response, 406, 'not-acceptable')
   }
   t.equal((await app.inject({ method: 'GET', url: '/docs/', headers: { accept: 'text/html' } })).statusCode < 400, true, 'the HTML docs are not JSON')
+})
+
+t.test('an Accept that allows problem+json but not JSON is 406 where the answer would be JSON, before anything is written', async t => {
+  const app = await buildTestApp(t)
+  const project = await createProject(app, { name: 'negotiated' })
+  const json = { 'content-type': 'application/json' }
+  for (const accept of ['application/problem+json', 'application/json;q=0, */*', 'text/*, application/problem+json;q=0.1']) {
+    for (const url of ['/v1/projects', `/v1/projects/${project.id}`, `/v1/projects/${project.id}/tasks`, '/v1/api-keys']) {
+      const problem = assertProblem(t, await app.inject({ method: 'GET', url, headers: { accept } }), 406, 'not-acceptable')
+      t.match(problem.detail, /application\/json, which the Accept header does not allow/, `GET ${url} with ${accept}`)
+    }
+    assertProblem(t, await app.inject({ method: 'POST', url: '/v1/projects', headers: { ...json, accept }, payload: '{"name":"refused"}' }), 406)
+    assertProblem(t, await app.inject({ method: 'PATCH', url: `/v1/projects/${project.id}`, headers: { ...json, accept }, payload: '{"budget":1}' }), 406)
+  }
+  t.same(body(await app.inject({ method: 'GET', url: '/v1/projects?name=refused' })), [], 'the refused POST created nothing')
+  t.same(body(await app.inject({ method: 'GET', url: `/v1/projects/${project.id}` })), project, 'the refused PATCH changed nothing')
+
+  const accept = 'application/problem+json'
+  const minimal = await app.inject({ method: 'POST', url: '/v1/projects', headers: { ...json, accept, prefer: 'return=minimal' }, payload: '{"name":"minimal"}' })
+  t.equal(minimal.statusCode, 201, 'a write asked to answer with no body goes ahead')
+  t.equal(minimal.body, '')
+  const deleted = await app.inject({ method: 'DELETE', url: `/v1/projects/${project.id}`, headers: { accept } })
+  t.equal(deleted.statusCode, 204, 'a DELETE answers with no body')
+  assertProblem(t, await app.inject({ method: 'DELETE', url: `/v1/projects/${project.id}`, headers: { accept } }), 404)
+  assertProblem(t, await app.inject({ method: 'PUT', url: '/v1/projects', headers: { accept } }), 405)
+  t.equal((await app.inject({ method: 'GET', url: '/health', headers: { accept } })).statusCode, 200, 'a health probe is not refused for its Accept')
 })
 
 t.test('CORS only for CORS_ORIGINS, exposing the headers clients read', async t => {
