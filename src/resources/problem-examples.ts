@@ -8,7 +8,7 @@ import {
   BodyTooLarge, IdempotencyKeyReused, invalid, MethodNotAllowed, NotAcceptable, PreconditionFailed, PreconditionRequired,
   ResourceNotFound, storeUnavailable, TooManyRequests, Unauthenticated, UniqueViolation, UnsupportedMediaType, UriTooLong
 } from '../errors.js'
-import { toProblem, type Problem } from '../http/problem.js'
+import { PROBLEM_MEDIA_TYPE, toProblem, type Problem } from '../http/problem.js'
 
 const CONTEXT = { instance: '/v1/projects/7', requestId: '8d0f1b1e-54a3-4c8b-9a3e-2f0b7c6d5e41' }
 
@@ -39,4 +39,33 @@ const SAMPLES: Readonly<Record<number, () => unknown>> = {
 export function problemExample (status: number): Problem | undefined {
   const sample = SAMPLES[status]
   return sample === undefined ? undefined : toProblem(sample(), CONTEXT).body
+}
+
+/** What a 400 is about, by what the operation takes: a body, a query, only a path, or nothing at all. */
+export type RequestInput = 'body' | 'query' | 'path' | 'none'
+
+const VALIDATION_SAMPLES: Readonly<Record<Exclude<RequestInput, 'body'>, () => unknown>> = {
+  // Every route with query parameters takes `limit`, from 1.
+  query: () => invalid([{ in: 'query', pointer: '/limit', detail: 'must be >= 1' }]),
+  path: () => invalid([{ in: 'path', pointer: '/id', detail: 'must be >= 1' }]),
+  none: () => invalid([{ in: 'query', pointer: '/limit', detail: 'is not a parameter of this route, which takes none' }])
+}
+
+/** The request parts a route's schema declares, as RequestInput. */
+export function requestInputOf (schema: { body?: unknown, querystring?: unknown, params?: unknown }): RequestInput {
+  const declares = (part: unknown): boolean => Object.keys((part as { properties?: object } | undefined)?.properties ?? {}).length > 0
+  if (schema.body !== undefined) return 'body'
+  if (declares(schema.querystring)) return 'query'
+  return declares(schema.params) ? 'path' : 'none'
+}
+
+/**
+ * A route's documented 400 with an example about what the route takes: a GET
+ * shown body errors would tell a client generator's user something untrue.
+ */
+export function withFittingValidationExample (responses: Readonly<Record<string, unknown>>, input: RequestInput): Record<string, unknown> {
+  const refusal = responses[400] as { content?: Record<string, object> } | undefined
+  if (refusal?.content === undefined || input === 'body') return { ...responses }
+  const example = toProblem(VALIDATION_SAMPLES[input](), CONTEXT).body
+  return { ...responses, 400: { ...refusal, content: { ...refusal.content, [PROBLEM_MEDIA_TYPE]: { ...refusal.content[PROBLEM_MEDIA_TYPE], example } } } }
 }

@@ -97,6 +97,34 @@ t.test('every request and response schema has an example, and it is valid', asyn
   }
 })
 
+t.test('a 400 example is about what its operation takes: body errors only where there is a body, and as the service words them', async t => {
+  const app = await buildTestApp(t)
+  const document = body(await app.inject({ method: 'GET', url: '/openapi.json' }))
+  type Operation = { requestBody?: unknown, parameters?: Array<{ in: string }>, responses: Record<string, { content: Record<string, { example: { errors: Array<{ in: string }> } }> }> }
+  let checked = 0
+  for (const [path, item] of Object.entries(document.paths as Record<string, Record<string, Operation>>)) {
+    for (const [method, operation] of Object.entries(item)) {
+      const refusal = operation.responses?.['400']
+      if (refusal === undefined) continue
+      const places = new Set(refusal.content['application/problem+json'].example.errors.map(issue => issue.in))
+      const taken = new Set([...operation.requestBody === undefined ? [] : ['body'], ...(operation.parameters ?? []).map(parameter => parameter.in)])
+      // A route that takes no query still answers 400 for one: that is the example it shows.
+      const allowed = taken.size === 0 ? new Set(['query']) : taken
+      t.ok([...places].every(place => allowed.has(place)), `${method.toUpperCase()} ${path}: example errors in ${[...places].join(', ')}; it takes ${[...taken].join(', ') || 'nothing'}`)
+      checked++
+    }
+  }
+  t.ok(checked > 30, `${checked} operations checked`)
+
+  // The examples read as real answers do.
+  const list = body(await app.inject({ method: 'GET', url: '/v1/projects?limit=0', headers: { authorization: ADMIN } }))
+  t.same(document.paths['/v1/projects'].get.responses['400'].content['application/problem+json'].example.errors, list.errors)
+  const record = body(await app.inject({ method: 'GET', url: '/v1/projects/0', headers: { authorization: ADMIN } }))
+  t.same(document.paths['/v1/projects/{id}'].get.responses['400'].content['application/problem+json'].example.errors, record.errors)
+  const keys = body(await app.inject({ method: 'GET', url: '/v1/api-keys?limit=5', headers: { authorization: ADMIN } }))
+  t.same(document.paths['/v1/api-keys'].get.responses['400'].content['application/problem+json'].example.errors, keys.errors)
+})
+
 t.test('every problem response shows an example of its own status that the Problem schema accepts, as the service answers it', async t => {
   const app = await buildTestApp(t)
   const document = body(await app.inject({ method: 'GET', url: '/openapi.json' }))
