@@ -106,7 +106,7 @@ t.test('a 400 example is about what its operation takes: body errors only where 
     for (const [method, operation] of Object.entries(item)) {
       const refusal = operation.responses?.['400']
       if (refusal === undefined) continue
-      const places = new Set(refusal.content['application/problem+json'].example.errors.map(issue => issue.in))
+      const places = new Set(refusal.content['application/problem+json']!.example.errors.map(issue => issue.in))
       const taken = new Set([...operation.requestBody === undefined ? [] : ['body'], ...(operation.parameters ?? []).map(parameter => parameter.in)])
       // A route that takes no query still answers 400 for one: that is the example it shows.
       const allowed = taken.size === 0 ? new Set(['query']) : taken
