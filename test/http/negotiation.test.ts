@@ -40,6 +40,13 @@ t.test('an Accept that allows problem+json but not JSON is 406 where the answer 
   assertProblem(t, await app.inject({ method: 'DELETE', url: `/v1/projects/${project.id}`, headers: { accept } }), 404)
   assertProblem(t, await app.inject({ method: 'PUT', url: '/v1/projects', headers: { accept } }), 405)
   t.equal((await app.inject({ method: 'GET', url: '/health', headers: { accept } })).statusCode, 200, 'a health probe is not refused for its Accept')
+
+  // Errors the client can read come first: only a success is refused.
+  assertProblem(t, await app.inject({ method: 'GET', url: '/v1/projects', headers: { accept, authorization: undefined } }), 401)
+  assertProblem(t, await app.inject({ method: 'GET', url: '/v1/projects?limit=0', headers: { accept } }), 400)
+  assertProblem(t, await app.inject({ method: 'GET', url: '/v1/projects/0', headers: { accept } }), 400)
+  assertProblem(t, await app.inject({ method: 'POST', url: '/v1/projects', headers: { ...json, accept }, payload: '{"colour":"red"}' }), 400)
+  assertProblem(t, await app.inject({ method: 'POST', url: '/v1/projects', headers: { 'content-type': 'text/plain', accept }, payload: 'x' }), 415)
 })
 
 t.test('CORS only for CORS_ORIGINS, exposing the headers clients read', async t => {
