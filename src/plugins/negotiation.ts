@@ -21,8 +21,8 @@ const ANYTHING = new Set(['*/*', 'application/json', 'application/*'])
 
 type Responses = Record<string, unknown> | undefined
 
-/** Whether an Accept header is one of the common ones that allow JSON, decided without parsing it. */
-const allowsAnything = (accept: string | undefined): accept is undefined => accept === undefined || ANYTHING.has(accept) || accept.trim() === ''
+/** An Accept header that must be parsed: not absent, empty or one of the common values that allow JSON. */
+const isUnusual = (accept: string | undefined): accept is string => accept !== undefined && !ANYTHING.has(accept) && accept.trim() !== ''
 
 /**
  * A success with a JSON body, for a client whose Accept allows problem+json but
@@ -33,7 +33,7 @@ const allowsAnything = (accept: string | undefined): accept is undefined => acce
 function refuseJsonRefusers (request: FastifyRequest, _reply: FastifyReply, done: (error?: Error) => void): void {
   const accept = request.headers.accept
   const bodiless = request.method !== 'GET' && request.method !== 'HEAD' && prefersMinimal(request)
-  if (allowsAnything(accept) || bodiless || new Negotiator({ headers: { accept } }).mediaTypes(PRODUCED).includes('application/json')) {
+  if (!isUnusual(accept) || bodiless || new Negotiator({ headers: { accept } }).mediaTypes(PRODUCED).includes('application/json')) {
     done()
     return
   }
@@ -52,7 +52,7 @@ async function negotiation (app: FastifyInstance): Promise<void> {
   app.addHook('preParsing', function checkAccept (request: FastifyRequest, _reply: FastifyReply, payload: RequestPayload, done: (error: Error | null, payload?: RequestPayload) => void) {
     const accept = request.headers.accept
     // The common answers are decided without parsing the header; only routes that document a 406 answer one.
-    if (allowsAnything(accept) || !('406' in (request.routeOptions.schema?.response as object | undefined ?? {})) || new Negotiator({ headers: { accept } }).mediaType(PRODUCED) !== undefined) {
+    if (!isUnusual(accept) || !('406' in (request.routeOptions.schema?.response as object | undefined ?? {})) || new Negotiator({ headers: { accept } }).mediaType(PRODUCED) !== undefined) {
       done(null, payload)
       return
     }
