@@ -6,8 +6,14 @@
  * query schema, so it names exactly the parameters the OpenAPI document lists.
  */
 
-/** `field[op]`: a field filter with its operator. */
-const FIELD_FILTER = /^([^[\]]+)\[([^[\]]*)\]$/
+/** `field[op]`, or a bare `field` (which means `field[eq]`). */
+const FIELD_FILTER = /^([^[\]]+)(?:\[([^[\]]*)\])?$/
+
+/** A query parameter's name read as a field filter: the field, and the operator when one is written. */
+export function fieldFilterOf (name: string): { readonly field: string, readonly op: string | undefined } | undefined {
+  const match = FIELD_FILTER.exec(name)
+  return match === null ? undefined : { field: match[1]!, op: match[2] }
+}
 
 /** The route's query parameters, split into plain ones and filterable fields with their operators. */
 export interface DeclaredParameters {
@@ -18,12 +24,11 @@ export interface DeclaredParameters {
 export function declaredParameters (names: readonly string[]): DeclaredParameters {
   const operators = new Map<string, string[]>()
   for (const name of names) {
-    const match = FIELD_FILTER.exec(name)
-    if (match === null) continue
-    const [, field, op] = match as unknown as [string, string, string]
-    operators.set(field, [...operators.get(field) ?? [], op])
+    const filter = fieldFilterOf(name)
+    if (filter?.op === undefined) continue
+    operators.set(filter.field, [...operators.get(filter.field) ?? [], filter.op])
   }
-  return { plain: names.filter(name => !FIELD_FILTER.test(name) && !operators.has(name)), operators }
+  return { plain: names.filter(name => fieldFilterOf(name)?.op === undefined && !operators.has(name)), operators }
 }
 
 function filterableFields (declared: DeclaredParameters): string {
@@ -32,9 +37,9 @@ function filterableFields (declared: DeclaredParameters): string {
 }
 
 export function unknownParameterSentence (name: string, declared: DeclaredParameters): string {
-  const match = FIELD_FILTER.exec(name)
-  if (match !== null) {
-    const [, field, op] = match as unknown as [string, string, string]
+  const filter = fieldFilterOf(name)
+  if (filter?.op !== undefined) {
+    const { field, op } = filter
     const operators = declared.operators.get(field)
     return operators === undefined
       ? `is not a filter: ${field} cannot be filtered; ${filterableFields(declared)}`

@@ -5,6 +5,7 @@
  * cursors) and assembles the conditions, order and window.
  */
 import { invalid, type ProblemIssue } from '../errors.js'
+import { fieldFilterOf } from '../http/query-parameters.js'
 import type { Condition, FilterContext, FilterOperator } from './define.js'
 import type { CursorCodec } from './cursor.js'
 import type { Resource } from './model.js'
@@ -29,8 +30,6 @@ export interface ListContext {
 }
 
 type RawQuery = Readonly<Record<string, unknown>>
-
-const FIELD_FILTER = /^([a-zA-Z][a-zA-Z0-9]*)(?:\[([a-z]+)\])?$/
 
 const issue = (name: string, detail: string): ProblemIssue => ({ in: 'query', pointer: `/${name}`, detail })
 const list = (value: string): string[] => value.split(',').map(part => part.trim())
@@ -88,9 +87,10 @@ function namedFilters (resource: Resource, raw: unknown, now: Date, issues: Prob
 function fieldFilters (resource: Resource, raw: RawQuery): Condition[] {
   const conditions: Condition[] = []
   for (const [key, value] of Object.entries(raw)) {
-    const match = FIELD_FILTER.exec(key)
-    if (match === null || !resource.definition.filterable.includes(match[1]!)) continue
-    conditions.push({ field: match[1]!, op: (match[2] ?? 'eq') as FilterOperator, value })
+    // The keys passed the route's query schema, so each names a declared parameter.
+    const filter = fieldFilterOf(key)
+    if (filter === undefined || !resource.definition.filterable.includes(filter.field)) continue
+    conditions.push({ field: filter.field, op: (filter.op ?? 'eq') as FilterOperator, value })
   }
   return conditions
 }
