@@ -3,8 +3,9 @@
  * the media types the service produces is 406, itself answered in
  * problem+json so the client can still read why. One that allows problem+json
  * but not JSON (`Accept: application/problem+json`, `application/json;q=0, *\/*`)
- * is 406 too where the answer would be a JSON body, once authentication and
- * validation have passed and before the handler runs. Both hold on the API's
+ * is 406 too where the answer would be a JSON body: a write's once
+ * authentication and validation have passed and before its handler runs, a
+ * read's once its handler has answered with a success. Both hold on the API's
  * routes, which document them; the documentation pages (HTML), the health
  * probes and the OpenAPI document answer whatever the Accept.
  */
@@ -24,20 +25,52 @@ type Responses = Record<string, unknown> | undefined
 /** An Accept header that must be parsed: not absent, empty or one of the common values that allow JSON. */
 const isUnusual = (accept: string | undefined): accept is string => accept !== undefined && !ANYTHING.has(accept) && accept.trim() !== ''
 
+const JSON_REFUSED = 'this answer is application/json, which the Accept header does not allow (it allows only application/problem+json, for errors)'
+
+const isRead = (request: FastifyRequest): boolean => request.method === 'GET' || request.method === 'HEAD'
+
+/**
+ * The headers of reads whose success the client refuses, as they stood before
+ * the handler: the 406 carries these (the request id, security and rate-limit
+ * headers), not the success's ETag, Link or X-Total-Count.
+ */
+const refusedReads = new WeakMap<FastifyRequest, ReturnType<FastifyReply['getHeaders']>>()
+
 /**
  * A success with a JSON body, for a client whose Accept allows problem+json but
  * not JSON: 406. It runs after authentication and validation, so their errors
- * (which the client can read) come first, and before the handler, so a refused
- * write changes nothing. A write asked to answer with no body goes ahead.
+ * (which the client can read) come first. A write is refused here, before its
+ * handler, so a refused write changes nothing; a write asked to answer with no
+ * body goes ahead. A read goes ahead too, so that its 404, 412 or 304 (which
+ * the client can read as well) comes first, and only its success is refused
+ * (refuseReadSuccess).
  */
-function refuseJsonRefusers (request: FastifyRequest, _reply: FastifyReply, done: (error?: Error) => void): void {
+function refuseJsonRefusers (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void): void {
   const accept = request.headers.accept
-  const bodiless = request.method !== 'GET' && request.method !== 'HEAD' && prefersMinimal(request)
+  const bodiless = !isRead(request) && prefersMinimal(request)
   if (!isUnusual(accept) || bodiless || new Negotiator({ headers: { accept } }).mediaTypes(PRODUCED).includes('application/json')) {
     done()
     return
   }
-  done(new NotAcceptable('this answer is application/json, which the Accept header does not allow (it allows only application/problem+json, for errors)'))
+  if (!isRead(request)) {
+    done(new NotAcceptable(JSON_REFUSED))
+    return
+  }
+  refusedReads.set(request, reply.getHeaders())
+  done()
+}
+
+/** The success of a read whose client refuses JSON becomes its 406, with the headers the request had before its handler ran. */
+function refuseReadSuccess (request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (error: Error | null, payload?: unknown) => void): void {
+  const before = refusedReads.get(request)
+  if (before === undefined || reply.statusCode < 200 || reply.statusCode > 299) {
+    done(null, payload)
+    return
+  }
+  refusedReads.delete(request)
+  for (const name of Object.keys(reply.getHeaders())) reply.removeHeader(name)
+  reply.headers(before)
+  done(new NotAcceptable(JSON_REFUSED))
 }
 
 async function negotiation (app: FastifyInstance): Promise<void> {
@@ -46,7 +79,9 @@ async function negotiation (app: FastifyInstance): Promise<void> {
     if (!/^\/v\d+\//.test(route.url) || route.schema?.hide === true) return
     const responses = { ...problemResponses([406]), ...route.schema?.response as Responses }
     route.schema = { ...route.schema, response: responses }
-    if (Object.keys(responses).some(status => status.startsWith('2') && status !== '204')) addRouteHook(route, 'preHandler', refuseJsonRefusers)
+    if (!Object.keys(responses).some(status => status.startsWith('2') && status !== '204')) return
+    addRouteHook(route, 'preHandler', refuseJsonRefusers)
+    if ([route.method].flat().some(method => method === 'GET' || method === 'HEAD')) addRouteHook(route, 'onSend', refuseReadSuccess)
   })
   // preParsing, after every onRequest hook: the 406 is counted and carries the rate-limit headers like every answer.
   app.addHook('preParsing', function checkAccept (request: FastifyRequest, _reply: FastifyReply, payload: RequestPayload, done: (error: Error | null, payload?: RequestPayload) => void) {

@@ -49,6 +49,33 @@ t.test('an Accept that allows problem+json but not JSON is 406 where the answer 
   assertProblem(t, await app.inject({ method: 'POST', url: '/v1/projects', headers: { 'content-type': 'text/plain', accept }, payload: 'x' }), 415)
 })
 
+t.test('a read refused for its Accept still answers 404, 412 and 304 first, and its 406 carries none of the success headers', async t => {
+  const app = await buildTestApp(t)
+  const project = await createProject(app, { name: 'read' })
+  const accept = 'application/problem+json'
+  const read = await app.inject({ method: 'GET', url: `/v1/projects/${project.id}` })
+  const etag = String(read.headers.etag)
+
+  assertProblem(t, await app.inject({ method: 'GET', url: '/v1/projects/999', headers: { accept } }), 404, 'not-found')
+  assertProblem(t, await app.inject({ method: 'GET', url: '/v1/projects/999/tasks', headers: { accept } }), 404, 'not-found')
+  assertProblem(t, await app.inject({ method: 'GET', url: `/v1/projects/${project.id}`, headers: { accept, 'if-match': '"stale"' } }), 412)
+  const revalidated = await app.inject({ method: 'GET', url: `/v1/projects/${project.id}`, headers: { accept, 'if-none-match': etag } })
+  t.equal(revalidated.statusCode, 304, 'a cached copy is still current: 304, no body to refuse')
+  t.equal(revalidated.body, '')
+
+  for (const [method, url] of [['GET', `/v1/projects/${project.id}`], ['HEAD', `/v1/projects/${project.id}`], ['GET', '/v1/projects'], ['HEAD', '/v1/projects']] as const) {
+    const refused = await app.inject({ method, url, headers: { accept, 'accept-encoding': 'gzip' } })
+    t.equal(refused.statusCode, 406, `${method} ${url}`)
+    t.match(refused.headers['content-type'], /^application\/problem\+json/)
+    for (const name of ['etag', 'last-modified', 'link', 'x-total-count', 'content-encoding']) t.notOk(refused.headers[name], `${method} ${url}: the 406 has no ${name}`)
+    t.equal(refused.headers['cache-control'], 'no-store')
+    t.ok(refused.headers['x-request-id'], 'the request id stays')
+    t.ok(refused.headers['x-ratelimit-limit'] && refused.headers.ratelimit, 'the rate-limit headers stay')
+    t.equal(refused.headers['x-content-type-options'], 'nosniff', 'the security headers stay')
+    if (method === 'GET') t.match(body(refused), { status: 406, detail: /application\/json, which the Accept header does not allow/ })
+  }
+})
+
 t.test('CORS only for CORS_ORIGINS, exposing the headers clients read', async t => {
   const app = await buildTestApp(t, { env: { CORS_ORIGINS: 'https://app.example.com' } })
   const preflight = await app.inject({
