@@ -47,6 +47,15 @@ export function preconditionFailed (headers: IncomingHttpHeaders, current: Entit
   return modifiedAfter(lastModified, headers['if-unmodified-since']) === true ? 'if-unmodified-since' : undefined
 }
 
+/**
+ * If-Match on a representation whose tag is weak (a list): the comparison is
+ * strong (RFC 9110 §13.1.1), so no tag can match and only `*` holds.
+ */
+export function failsOnWeakTag (ifMatch: string | undefined): boolean {
+  const tags = parseEntityTags(ifMatch)
+  return tags !== undefined && tags !== '*'
+}
+
 /** If-None-Match uses weak comparison: the opaque parts are compared, weakness ignored. */
 export function noneMatch (header: string | undefined, current: EntityTag): boolean | undefined {
   const tags = parseEntityTags(header)

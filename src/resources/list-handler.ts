@@ -5,10 +5,12 @@
  * of the collection as well as its body: the total, or whether a next cursor
  * page exists. A tag of the body alone revalidated page 1 of a collection
  * that had grown (304), and the client kept the old X-Total-Count and `last`
- * link, or a cursor page without the `next` link it now has.
+ * link, or a cursor page without the `next` link it now has. Being weak, the
+ * tag satisfies no If-Match but `*`: any other is 412 before the store is read.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import { bodyTag, tagged } from '../http/conditional.js'
+import { PreconditionFailed } from '../errors.js'
+import { bodyTag, failsOnWeakTag, tagged } from '../http/conditional.js'
 import { chosenCoding, COMPRESSION_THRESHOLD, encode, type Coding } from '../http/content-coding.js'
 import { instanceOf } from '../http/instance.js'
 import { addVary } from '../http/vary.js'
@@ -72,6 +74,9 @@ function searchOf (url: string): string {
 
 export async function sendList (request: FastifyRequest, reply: FastifyReply, target: Resource, scope: Condition[], cursors: CursorCodec): Promise<unknown> {
   const list = parseListQuery(target, request.query as Record<string, unknown>, { now: new Date(), cursors })
+  if (failsOnWeakTag(request.headers['if-match'])) {
+    throw new PreconditionFailed('a list\'s ETag is weak and If-Match compares ETags strongly, so on a list only If-Match: * can hold (RFC 9110 §13.1.1)')
+  }
   const where = [...scope, ...visibility(request, target), ...list.store.where]
   const { store } = request.server
   const path = instanceOf(request.url).replace(/\/+$/, '')

@@ -67,9 +67,14 @@ export const LIST_HEADERS = {
 }
 
 /** Request headers, as documented parameters (names are case-insensitive). */
-export const CONDITIONAL_READ = Type.Object({
+const CONDITIONAL_READ = Type.Object({
   'If-None-Match': Type.Optional(Type.String({ description: 'ETags the client holds: 304 when one is current.' })),
   'If-Modified-Since': Type.Optional(Type.String({ description: 'HTTP date: 304 when not modified since (ignored with If-None-Match).' }))
+})
+/** A list's GET also answers If-Match, which its weak ETag can never satisfy (RFC 9110 §13.1.1). */
+export const CONDITIONAL_LIST_READ = Type.Object({
+  ...CONDITIONAL_READ.properties,
+  'If-Match': Type.Optional(Type.String({ description: 'Only `*` holds: a list\'s ETag is weak and If-Match compares strongly, so any tag is 412.' }))
 })
 /** A record's GET also answers If-Match and If-Unmodified-Since (412 when they fail), as RFC 9110 §13.2.2 asks of every method. */
 export const CONDITIONAL_RECORD_READ = Type.Object({

@@ -14,7 +14,7 @@ import { resourceHandlers } from './handlers.js'
 import { collectionPath } from './links.js'
 import type { Model, Resource } from './model.js'
 import { listQuerySchema } from './query-schema.js'
-import { CONDITIONAL_READ, CONDITIONAL_RECORD_READ, CONDITIONAL_WRITE, CREATE_HEADERS, CREATED_HEADERS, LIST_HEADERS, MINIMAL_HEADERS, RECORD_HEADERS, jsonResponse, problemResponses, withHeaders } from './responses.js'
+import { CONDITIONAL_LIST_READ, CONDITIONAL_RECORD_READ, CONDITIONAL_WRITE, CREATE_HEADERS, CREATED_HEADERS, LIST_HEADERS, MINIMAL_HEADERS, RECORD_HEADERS, jsonResponse, problemResponses, withHeaders } from './responses.js'
 
 export interface ResourceRoutesOptions {
   readonly model: Model
@@ -84,8 +84,8 @@ export async function resourceRoutes (app: FastifyInstance, { model, resource, m
       operationId: `list${resource.pluralTypeName}`,
       summary: `List ${resource.collection}`,
       querystring: listQuerySchema(resource, maxLimit),
-      headers: CONDITIONAL_READ,
-      response: { 200: jsonResponse(`A page of ${resource.collection}.`, many, LIST_HEADERS), ...notModified(LIST_HEADERS), ...problemResponses([400]) }
+      headers: CONDITIONAL_LIST_READ,
+      response: { 200: jsonResponse(`A page of ${resource.collection}.`, many, LIST_HEADERS), ...notModified(LIST_HEADERS), ...problemResponses([400, 412]) }
     }
   })
   route(resource, {
@@ -168,8 +168,8 @@ export async function resourceRoutes (app: FastifyInstance, { model, resource, m
         summary: `List the ${link.name} of a ${name}`,
         params: IdParams,
         querystring: listQuerySchema(child, maxLimit),
-        headers: CONDITIONAL_READ,
-        response: { 200: jsonResponse(`A page of the ${name}'s ${link.name}.`, Type.Array(Type.Ref(childIds.sparse)), LIST_HEADERS), ...notModified(LIST_HEADERS), ...problemResponses([400, 404]) }
+        headers: CONDITIONAL_LIST_READ,
+        response: { 200: jsonResponse(`A page of the ${name}'s ${link.name}.`, Type.Array(Type.Ref(childIds.sparse)), LIST_HEADERS), ...notModified(LIST_HEADERS), ...problemResponses([400, 404, 412]) }
       }
     })
     route(child, {

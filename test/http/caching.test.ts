@@ -90,6 +90,29 @@ t.test('lists carry an ETag too and revalidate to 304', async t => {
   t.not(changed.headers.etag, etag)
 })
 
+t.test('If-Match on a list: its ETag is weak, so only * holds and any tag is 412 (RFC 9110 §13.1.1)', async t => {
+  const app = await buildTestApp(t)
+  const project = await createProject(app)
+  for (const url of ['/v1/projects', `/v1/projects/${project.id as number}/tasks`, '/v1/projects?cursor=']) {
+    const list = await app.inject({ method: 'GET', url })
+    const etag = list.headers.etag as string
+    for (const ifMatch of [etag, etag.slice(2), '"other"']) {
+      const failed = assertProblem(t, await app.inject({ method: 'GET', url, headers: { 'if-match': ifMatch } }), 412, 'precondition-failed')
+      t.match(failed.detail, /only If-Match: \* can hold/, `GET ${url} with If-Match ${ifMatch}`)
+      t.notOk(failed.headers, 'a problem body, not a page')
+    }
+    const head = await app.inject({ method: 'HEAD', url, headers: { 'if-match': etag } })
+    t.equal(head.statusCode, 412, `HEAD ${url}`)
+    t.notOk(head.headers['x-total-count'], 'the 412 has no page headers')
+    const any = await app.inject({ method: 'GET', url, headers: { 'if-match': '*' } })
+    t.equal(any.statusCode, 200, `GET ${url} with If-Match: *`)
+    t.equal(any.headers.etag, etag)
+    t.equal((await app.inject({ method: 'GET', url, headers: { 'if-unmodified-since': 'Mon, 01 Jan 2001 00:00:00 GMT' } })).statusCode, 200, 'a list has no Last-Modified, so If-Unmodified-Since is ignored')
+  }
+  assertProblem(t, await app.inject({ method: 'GET', url: '/v1/projects/999/tasks', headers: { 'if-match': '"other"' } }), 404, 'not-found')
+  assertProblem(t, await app.inject({ method: 'GET', url: '/v1/projects?limit=0', headers: { 'if-match': '"other"' } }), 400, 'validation')
+})
+
 t.test('a list page\'s tag also covers its count and its next link: a page whose records did not change still revalidates to 200 when the collection grew', async t => {
   const app = await buildTestApp(t)
   const project = await createProject(app)
