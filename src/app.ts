@@ -18,6 +18,7 @@ import { COMPRESSION_THRESHOLD } from './http/content-coding.js'
 import { corsOptions } from './http/cors.js'
 import { loggerOptions, OneLineLogController, type LogDestination } from './http/request-log.js'
 import { transportOptions, type TlsMaterial } from './http/transport.js'
+import { MAX_PATH_PARAMETER_LENGTH } from './http/unroutable-path.js'
 import { buildSerializer } from './http/serializer.js'
 import { buildValidator } from './http/validator.js'
 import { CURRENT_VERSION, rewriteVersionedUrl } from './http/versions.js'
@@ -30,7 +31,8 @@ import negotiation from './plugins/negotiation.js'
 import jsonBody from './plugins/json-body.js'
 import { trackRouteMethods } from './plugins/method-not-allowed.js'
 import openapi from './plugins/openapi.js'
-import problems, { clientErrorHandler, expectationFailed, MAX_PATH_PARAMETER_LENGTH, notFound, routingErrorHandler } from './plugins/problems.js'
+import problems, { clientErrorHandler, notFound, routingErrorHandler } from './plugins/problems.js'
+import unroutable, { routingRefusals } from './plugins/unroutable.js'
 import rateLimits, { parseScopeLimits, tokenEndpointLimit } from './plugins/rate-limit.js'
 import requestLimits from './plugins/request-limits.js'
 import security, { apiSecurityHeaders } from './plugins/security.js'
@@ -70,6 +72,7 @@ export async function buildApp ({ config, definitions, store: givenStore, logStr
   // TLS here, or at a trusted proxy in front.
   const https = tls !== undefined || config.trustProxy !== ''
   // The server's type depends on TLS / HTTP/2; the app is used through the common interface.
+  const securityHeaders = apiSecurityHeaders({ https })
   const app = Fastify({
     ...transportOptions(config, tls),
     logger: loggerOptions(config.logLevel, logStream),
@@ -77,14 +80,13 @@ export async function buildApp ({ config, definitions, store: givenStore, logStr
     logController: new OneLineLogController(),
     bodyLimit: config.bodyLimit,
     return503OnClosing: false,
-    rewriteUrl: rewriteVersionedUrl,
-    clientErrorHandler,
-    frameworkErrors: routingErrorHandler(apiSecurityHeaders({ https })),
+    rewriteUrl: routingRefusals(rewriteVersionedUrl),
+    clientErrorHandler: clientErrorHandler(securityHeaders),
+    frameworkErrors: routingErrorHandler(securityHeaders),
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PATH_PARAMETER_LENGTH },
     schemaController: { compilersFactory: { buildValidator: buildValidator(), buildSerializer: buildSerializer() } }
   } as FastifyServerOptions) as unknown as FastifyInstance
   app.server.maxConnections = config.maxConnections
-  app.server.on('checkExpectation', expectationFailed(requestIdFor))
   try {
     const { applied } = await store.migrate()
     if (applied.length > 0) app.log.info({ applied }, 'database schema updated')
@@ -108,8 +110,10 @@ export async function buildApp ({ config, definitions, store: givenStore, logStr
     closing = true
     done()
   })
-  app.addHook('onRequest', function refuseWhileClosing (_request, _reply, done) {
-    done(closing ? shuttingDown() : undefined)
+  // preParsing, after every onRequest hook: the 503 is counted and carries the rate-limit headers like every answer.
+  app.addHook('preParsing', function refuseWhileClosing (_request, _reply, payload, done) {
+    if (closing) done(shuttingDown())
+    else done(null, payload)
   })
   if (config.corsOrigins !== '') await app.register(cors, corsOptions(config.corsOrigins))
   await app.register(negotiation)
@@ -122,6 +126,7 @@ export async function buildApp ({ config, definitions, store: givenStore, logStr
     max: config.rateLimitMax, windowSeconds, scopeLimits: parseScopeLimits(config.rateLimitScopes), tokenMax: config.tokenRateLimitMax, redisUrl: config.redisUrl
   })
   app.setNotFoundHandler({ preHandler: app.rateLimit() }, notFound)
+  await app.register(unroutable)
   await app.register(caching)
   await app.register(documentedHeaders)
   // After caching, so list ETags are computed on the uncompressed body.

@@ -40,6 +40,7 @@ export const MethodNotAllowed = define('RSY_ERR_METHOD_NOT_ALLOWED', 405, 'metho
 export const BodyTooLarge = define('RSY_ERR_BODY_TOO_LARGE', 413, 'body-too-large', 'Content Too Large', '%s')
 export const NotAcceptable = define('RSY_ERR_MEDIA_TYPE_NOT_ACCEPTABLE', 406, 'not-acceptable', 'Not Acceptable', '%s')
 export const UnsupportedMediaType = define('RSY_ERR_MEDIA_TYPE_UNSUPPORTED', 415, 'unsupported-media-type', 'Unsupported Media Type', '%s')
+export const ExpectationFailed = define('RSY_ERR_EXPECTATION_FAILED', 417, 'expectation-failed', 'Expectation Failed', '%s')
 
 // Resources
 export const ResourceNotFound = define('RSY_ERR_RESOURCE_NOT_FOUND', 404, 'not-found', 'Not Found', '%s')

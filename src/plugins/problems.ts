@@ -5,14 +5,14 @@
  * installs `notFound` after rate limiting, so unknown paths are limited too.)
  */
 import { STATUS_CODES } from 'node:http'
-import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
-import { annotationOf, BodyTooLarge, invalid, RouteNotFound, UnknownVersion, UnsupportedMediaType, UriTooLong } from '../errors.js'
+import { annotationOf, BodyTooLarge, RouteNotFound, UnknownVersion, UnsupportedMediaType } from '../errors.js'
 import { PROBLEM_MEDIA_TYPE, Problem, problemBody, toProblem } from '../http/problem.js'
 import { instanceOf } from '../http/instance.js'
 import { noteRefusal } from '../http/request-log.js'
+import { malformedPath, overlongSegment } from '../http/unroutable-path.js'
 import { API_VERSIONS } from '../http/versions.js'
 import type { HeaderSet } from './security.js'
 
@@ -80,57 +80,40 @@ function requestedVersion (request: FastifyRequest, pathVersion: string): string
   return `Api-Version ${JSON.stringify(shown)}`
 }
 
-/** find-my-way's bound on one path parameter: longer ids still reach validation (400); past this, 414. */
-export const MAX_PATH_PARAMETER_LENGTH = 1000
-
 /**
- * Errors the router meets before any route is chosen: a path that is not
- * valid percent-encoding (400), a path segment past MAX_PATH_PARAMETER_LENGTH
- * (414). Fastify hands them to its frameworkErrors option with no route, so
- * no hook runs: the headers every answer carries are set here.
+ * Paths the router refuses (not valid percent-encoding, a segment past
+ * MAX_PATH_PARAMETER_LENGTH) that the check before routing let through
+ * (plugins/unroutable.ts). Fastify hands them to its frameworkErrors option
+ * with no route, so no hook runs: the headers every answer carries are set here.
  */
 export function routingErrorHandler (securityHeaders: HeaderSet) {
   return function routingError (error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
     reply.header('x-request-id', request.id)
     for (const [name, value] of securityHeaders) reply.header(name, value)
-    return sendProblem(request, reply, error.code === 'FST_ERR_MAX_PARAM_LENGTH'
-      ? new UriTooLong(`a path segment is longer than ${MAX_PATH_PARAMETER_LENGTH} characters`)
-      : invalid([{ in: 'path', pointer: '', detail: 'is not valid percent-encoding (RFC 3986 §2.1)' }]))
-  }
-}
-
-/** An answer made below Fastify, where no hook runs: the problem and the headers every answer needs. */
-function bareProblem (status: number, detail: string, instance: string, requestId: string): { headers: Record<string, string>, body: string } {
-  const body = JSON.stringify(problemBody(status, detail, { instance, requestId }))
-  return {
-    headers: { 'content-type': PROBLEM_MEDIA_TYPE, 'content-length': String(Buffer.byteLength(body)), 'cache-control': 'no-store', 'x-request-id': requestId, connection: 'close' },
-    body
+    return sendProblem(request, reply, error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? overlongSegment() : malformedPath())
   }
 }
 
 /**
  * Errors Node's HTTP parser meets before Fastify sees a request (malformed
- * request line, headers too large, timeouts) are answered on the raw socket.
+ * request line, headers too large, timeouts) are answered on the raw socket,
+ * where no hook runs: the problem, and the headers every answer carries that
+ * do not need a request (there is none to count or to log).
  */
-export function clientErrorHandler (error: Error & { code?: string }, socket: Socket): void {
-  if (error.code === 'ECONNRESET' || !socket.writable) {
-    socket.destroy()
-    return
-  }
-  const status = error.code === 'HPE_HEADER_OVERFLOW' ? 431 : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400
-  const { headers, body } = bareProblem(status, `the request could not be read (${STATUS_CODES[status] ?? 'bad request'})`, '', crypto.randomUUID())
-  socket.end([`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}`, ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`), '', body].join('\r\n'))
-}
-
-/**
- * A request whose Expect is not 100-continue (RFC 9110 §10.1.1): Node answers
- * 417 with no body unless the server takes the event, and never hands the
- * request to Fastify.
- */
-export function expectationFailed (requestIdOf: (request: IncomingMessage) => string) {
-  return function expectationFailed (request: IncomingMessage, response: ServerResponse): void {
-    const { headers, body } = bareProblem(417, 'Expect can only be 100-continue', instanceOf(request.url ?? ''), requestIdOf(request))
-    response.writeHead(417, headers).end(body)
+export function clientErrorHandler (securityHeaders: HeaderSet) {
+  return function clientError (error: Error & { code?: string }, socket: Socket): void {
+    if (error.code === 'ECONNRESET' || !socket.writable) {
+      socket.destroy()
+      return
+    }
+    const status = error.code === 'HPE_HEADER_OVERFLOW' ? 431 : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400
+    const requestId = crypto.randomUUID()
+    const body = JSON.stringify(problemBody(status, `the request could not be read (${STATUS_CODES[status] ?? 'bad request'})`, { instance: '', requestId }))
+    const headers = [
+      ['content-type', PROBLEM_MEDIA_TYPE], ['content-length', String(Buffer.byteLength(body))], ['cache-control', 'no-store'], ['x-request-id', requestId],
+      ...securityHeaders, ['connection', 'close']
+    ]
+    socket.end([`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}`, ...headers.map(([name, value]) => `${name}: ${value}`), '', body].join('\r\n'))
   }
 }
 

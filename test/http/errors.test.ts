@@ -15,21 +15,36 @@ t.test('unknown paths are 404 problems', async t => {
 })
 
 t.test('paths the router cannot read are problems too: bad percent-encoding 400, an overlong segment 414; a long id still reaches validation', async t => {
-  const app = await buildTestApp(t)
-  for (const url of ['/v1/projects/%zz', '/v1/projects/%E0%A4%A', '/v1/pro%zzjects', '/v1/projects/1/tasks%']) {
-    const response = await app.inject({ method: 'GET', url, headers: { authorization: ADMIN } })
+  const logs = logCollector()
+  const app = await buildTestApp(t, { logStream: logs, env: { LOG_LEVEL: 'info', CORS_ORIGINS: 'https://app.example.com' } })
+  for (const [method, url] of [['GET', '/v1/projects/%zz'], ['GET', '/v1/projects/%E0%A4%A'], ['GET', '/v1/pro%zzjects'], ['GET', '/v1/projects/1/tasks%?limit=5'], ['POST', '/v1/projects/%zz'], ['PROPFIND', '/v1/%zz'], ['GET', '/health/%zz']] as const) {
+    const requestId = `bad-path-${logs.lines.length}`
+    // light-my-request's type names only the common methods; it sends any.
+    const response = await app.inject({ method: method as 'GET', url, headers: { authorization: ADMIN, origin: 'https://app.example.com', 'x-request-id': requestId } })
     const problem = assertProblem(t, response, 400, 'validation')
     t.same(problem.errors, [{ in: 'path', pointer: '', detail: 'is not valid percent-encoding (RFC 3986 §2.1)' }], url)
     t.equal(problem.instance, url.split('?')[0])
     t.equal(response.headers['cache-control'], 'no-store')
     t.equal(response.headers['x-content-type-options'], 'nosniff', 'security headers as on every answer')
     t.match(response.headers['content-security-policy'], /default-src 'none'/)
+    t.ok(response.headers['x-ratelimit-remaining'] !== undefined && response.headers.ratelimit !== undefined, `${method} ${url}: counted, with the rate-limit headers of every answer`)
+    t.equal(response.headers['access-control-allow-origin'], 'https://app.example.com', 'a browser client may read why')
+    t.match(response.headers.vary, /Authorization/)
+    t.match(logs.lines.filter(line => line.requestId === requestId), [{ msg: 'request completed', method, url, statusCode: 400, detail: /percent-encoding/ }], 'one log line, with the URL as sent')
   }
+  const remaining = async (): Promise<number> => Number((await app.inject({ method: 'GET', url: '/v1/%zz', headers: { authorization: undefined } })).headers['x-ratelimit-remaining'])
+  const before = await remaining()
+  t.equal(await remaining(), before - 1, 'each one counts against the client\'s limit')
+  const byName = await app.inject({ method: 'GET', url: '/v1/.refused-before-routing', headers: { authorization: ADMIN } })
+  assertProblem(t, byName, 404, 'not-found')
   const long = assertProblem(t, await app.inject({ method: 'GET', url: `/v1/projects/${'9'.repeat(500)}`, headers: { authorization: ADMIN } }), 400, 'validation')
   t.same(long.errors, [{ in: 'path', pointer: '/id', detail: 'must be <= 9007199254740991' }], 'an id of any sane length is 400 naming it and its bound')
   const overlong = await app.inject({ method: 'GET', url: `/v1/projects/${'9'.repeat(1001)}`, headers: { authorization: ADMIN } })
   t.match(assertProblem(t, overlong, 414, 'uri-too-long').detail, /longer than 1000 characters/)
   t.equal(overlong.headers['x-content-type-options'], 'nosniff')
+  t.ok(overlong.headers['x-ratelimit-limit'], 'with the rate-limit headers')
+  const overlongChild = await app.inject({ method: 'GET', url: `/v1/projects/${'9'.repeat(1001)}/tasks`, headers: { authorization: ADMIN } })
+  assertProblem(t, overlongChild, 414, 'uri-too-long')
 })
 
 t.test('versions: /v9 and Api-Version: 9 are 404 naming the versions; Api-Version: 1 serves v1', async t => {
@@ -191,7 +206,8 @@ t.test('one log line per request, when it completes: method, URL, status, time, 
 })
 
 t.test('errors of the HTTP parser, and an Expect Node refuses, are problem+json too (raw socket)', async t => {
-  const app = await buildTestApp(t)
+  const logs = logCollector()
+  const app = await buildTestApp(t, { logStream: logs, env: { LOG_LEVEL: 'info' } })
   const port = Number(new URL(await listen(app)).port)
   const raw = async (request: string): Promise<string> => await new Promise((resolve, reject) => {
     const socket = connect(port, '127.0.0.1')
@@ -204,6 +220,8 @@ t.test('errors of the HTTP parser, and an Expect Node refuses, are problem+json 
   const huge = await raw(`GET /health HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20000)}\r\n\r\n`)
   t.match(huge, /^HTTP\/1\.1 431 /)
   t.match(huge, /content-type: application\/problem\+json/)
+  t.match(huge, /\r\nx-content-type-options: nosniff\r\n/, 'with the security headers of every answer')
+  t.match(huge, /\r\ncontent-security-policy: default-src 'none'/)
   const problem = JSON.parse(huge.slice(huge.indexOf('\r\n\r\n') + 4)) as { status: number, requestId: string }
   t.equal(problem.status, 431)
   t.match(huge, new RegExp(`x-request-id: ${problem.requestId}`))
@@ -212,10 +230,17 @@ t.test('errors of the HTTP parser, and an Expect Node refuses, are problem+json 
   t.match(garbage, /^HTTP\/1\.1 400 /)
   t.match(garbage, /application\/problem\+json/)
 
-  // An Expect other than 100-continue never reaches Fastify: Node answered 417 with no body.
+  // Node does not route an Expect other than 100-continue (it answered 417 with no body): it is refused with every hook run.
   const expecting = await raw('GET /v1/projects?limit=5 HTTP/1.1\r\nHost: x\r\nExpect: teapot\r\nX-Request-Id: expect-1\r\n\r\n')
   t.match(expecting, /^HTTP\/1\.1 417 /)
   t.match(expecting, /content-type: application\/problem\+json/)
   t.match(expecting, /x-request-id: expect-1/)
+  t.match(expecting, /\r\nx-content-type-options: nosniff\r\n/, 'with the security headers')
+  t.match(expecting, /\r\nx-ratelimit-remaining: \d+\r\n/, 'and the rate-limit headers')
+  t.match(expecting, /\r\nconnection: close\r\n/i, 'and the connection ends with it')
   t.match(JSON.parse(expecting.slice(expecting.indexOf('\r\n\r\n') + 4)), { status: 417, detail: 'Expect can only be 100-continue', instance: '/v1/projects', requestId: 'expect-1' })
+  // A client that holds its body back until told to send it is answered without waiting for it.
+  const withheld = await raw('POST /v1/projects HTTP/1.1\r\nHost: x\r\nExpect: teapot\r\nContent-Type: application/json\r\nContent-Length: 20\r\n\r\n')
+  t.match(withheld, /^HTTP\/1\.1 417 /)
+  t.match(logs.lines.filter(line => line.requestId === 'expect-1'), [{ msg: 'request completed', url: '/v1/projects?limit=5', statusCode: 417 }], 'and logged')
 })

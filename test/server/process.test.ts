@@ -105,6 +105,8 @@ t.test('a request that arrives on an open connection after SIGTERM gets a 503 pr
   t.equal(second?.headers.connection, 'close', 'the client is told to reconnect, which reaches a running process')
   t.equal(second?.headers['cache-control'], 'no-store')
   t.equal(second?.headers['x-content-type-options'], 'nosniff', 'with the security headers of every answer')
+  t.match(second?.headers['x-ratelimit-remaining'], /^\d+$/, 'and the rate-limit headers')
+  t.match(second?.headers.ratelimit, /^"default";r=\d+;t=\d+$/)
   const problem = JSON.parse(second?.body ?? '{}') as Record<string, unknown>
   t.match(problem, { type: 'urn:resourcery:problem:shutting-down', status: 503, instance: '/v1/projects', requestId: second?.headers['x-request-id'] })
   t.match(problem.detail, /shutting down/)

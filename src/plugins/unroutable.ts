@@ -1,0 +1,61 @@
+/**
+ * Requests the router cannot take: a path that is not valid percent-encoding
+ * (400), a path segment longer than the router's bound on a parameter (414),
+ * and an Expect other than 100-continue (417; Node hands those to
+ * `checkExpectation` instead of routing them). Answered where they arise,
+ * below Fastify, they ran no hook: no rate-limit or CORS headers, no count
+ * against the client's limit, no log line. So they are recognised before
+ * routing (rewriteUrl) and routed to one hidden route that refuses them once
+ * the hooks every answer gets have run: request id, security, CORS, rate
+ * limiting. Fastify's frameworkErrors, where the router's own refusals land,
+ * stays as the fallback for any path the check here lets through.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import type { FastifyInstance, FastifyReply, FastifyRequest, RequestPayload } from 'fastify'
+import fp from 'fastify-plugin'
+import { ExpectationFailed } from '../errors.js'
+import { pathRefusal } from '../http/unroutable-path.js'
+import { notFound } from './problems.js'
+
+/**
+ * Where refused requests are routed. Under /v1, so they count against the
+ * same limit as the client's other API requests; a client that asks for it
+ * by name finds nothing there (404).
+ */
+const REFUSAL_PATH = '/v1/.refused-before-routing'
+
+const refusals = new WeakMap<IncomingMessage, Error>()
+
+/** Fastify's rewriteUrl: a refused request goes to the refusal route, any other where `rewrite` sends it. */
+export function routingRefusals (rewrite: (request: IncomingMessage) => string): (request: IncomingMessage) => string {
+  return function rewriteUrl (request: IncomingMessage): string {
+    if (refusals.has(request)) return REFUSAL_PATH
+    const refusal = pathRefusal(request.url ?? '/')
+    if (refusal === undefined) return rewrite(request)
+    refusals.set(request, refusal)
+    return REFUSAL_PATH
+  }
+}
+
+async function unroutable (app: FastifyInstance): Promise<void> {
+  app.server.on('checkExpectation', function refuseExpectation (request: IncomingMessage, response: ServerResponse) {
+    refusals.set(request, new ExpectationFailed('Expect can only be 100-continue'))
+    // The client may be holding its body back until told to send it: the connection ends with the answer.
+    response.setHeader('connection', 'close')
+    app.server.emit('request', request, response)
+  })
+  app.all(REFUSAL_PATH, {
+    schema: { hide: true },
+    config: { public: true },
+    // Before the body is read: a client whose expectation is refused may never send it.
+    preParsing: function refuse (request: FastifyRequest, _reply: FastifyReply, payload: RequestPayload, done: (error: Error | null, payload?: RequestPayload) => void) {
+      const refusal = refusals.get(request.raw)
+      if (refusal === undefined) done(null, payload)
+      else done(refusal)
+    }
+  }, async function askedByName (request, reply) {
+    return notFound(request, reply)
+  })
+}
+
+export default fp(unroutable, { name: 'resourcery-unroutable', dependencies: ['resourcery-problems', 'resourcery-rate-limit'] })
