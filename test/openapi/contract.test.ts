@@ -20,9 +20,10 @@ t.test('the contract checker catches undocumented statuses, wrong bodies, missin
   const created = { method: 'POST', url: '/v1/projects', status: 201, headers: { ...json, 'cache-control': 'no-store' }, body: JSON.stringify(project), requestBody: { name: 'p', colour: 'red' }, requestType: 'application/json' }
   t.match(checker.check(created), [/accepted a request the document calls invalid/])
   t.same(checker.check({ ...ok, url: '/not/documented' }), [], 'undocumented paths (404s) are not operations')
-  const unreadable = { ...ok, url: '/v1/projects/%zz', status: 400, headers: { 'content-type': 'application/problem+json', 'x-request-id': 'a2', 'cache-control': 'no-store' }, body: JSON.stringify({ type: 'urn:resourcery:problem:validation', title: 'Request is invalid', status: 400, detail: 'x', instance: '/v1/projects/%zz', requestId: 'a2' }) }
-  t.same(checker.check(unreadable), [], 'a path the router cannot read is refused before it is counted: no rate-limit headers')
+  const unreadable = { ...ok, url: '/v1/projects/%zz', status: 400, headers: { 'content-type': 'application/problem+json', 'x-request-id': 'a2', 'cache-control': 'no-store', ...limits }, body: JSON.stringify({ type: 'urn:resourcery:problem:validation', title: 'Request is invalid', status: 400, detail: 'x', instance: '/v1/projects/%zz', requestId: 'a2' }) }
+  t.same(checker.check(unreadable), [], 'a path the router cannot read is refused like any request')
   t.match(checker.check({ ...unreadable, headers: { ...unreadable.headers, 'x-request-id': undefined } }), [/documented header X-Request-Id missing/])
+  t.match(checker.check({ ...unreadable, headers: { ...unreadable.headers, 'x-ratelimit-limit': undefined } }), [/documented header X-RateLimit-Limit missing/], 'and carries the rate-limit headers too')
   t.match(checker.check({ ...ok, headers: { ...json, 'cache-control': 'no-store' } }), [/Cache-Control is no-store, documented as `private, no-cache`/])
   t.match(checker.check({ ...ok, headers: { ...json, 'x-debug': '1' } }), [/header x-debug sent but not documented/], 'the document names every header an answer carries')
 })
