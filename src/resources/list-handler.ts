@@ -30,6 +30,10 @@ function pick (body: Record<string, unknown>, fields: readonly string[] | undefi
   return picked
 }
 
+/** The 412 of a list's GET with an If-Match other than `*`, which its weak tag can never satisfy. */
+export const listIfMatchFailed = (): Error =>
+  new PreconditionFailed('a list\'s ETag is weak and If-Match compares ETags strongly, so on a list only If-Match: * can hold (RFC 9110 §13.1.1)')
+
 type Serializer = (payload: unknown) => string
 
 /** A page as sent: its body, as the route's response schema serializes it, and the body's digest. */
@@ -74,9 +78,7 @@ function searchOf (url: string): string {
 
 export async function sendList (request: FastifyRequest, reply: FastifyReply, target: Resource, scope: Condition[], cursors: CursorCodec): Promise<unknown> {
   const list = parseListQuery(target, request.query as Record<string, unknown>, { now: new Date(), cursors })
-  if (failsOnWeakTag(request.headers['if-match'])) {
-    throw new PreconditionFailed('a list\'s ETag is weak and If-Match compares ETags strongly, so on a list only If-Match: * can hold (RFC 9110 §13.1.1)')
-  }
+  if (failsOnWeakTag(request.headers['if-match'])) throw listIfMatchFailed()
   const where = [...scope, ...visibility(request, target), ...list.store.where]
   const { store } = request.server
   const path = instanceOf(request.url).replace(/\/+$/, '')

@@ -57,13 +57,18 @@ export function requestInputOf (schema: { body?: unknown, querystring?: unknown,
   return declares(schema.params) ? 'path' : 'none'
 }
 
+/** `responses` with the example of `status` made from `error`, as the service would answer it. Copies: response objects are shared between routes. */
+export function withProblemExample (responses: Readonly<Record<string, unknown>>, status: number, error: unknown): Record<string, unknown> {
+  const response = responses[status] as { content?: Record<string, object> } | undefined
+  if (response?.content === undefined) return { ...responses }
+  const example = toProblem(error, CONTEXT).body
+  return { ...responses, [status]: { ...response, content: { ...response.content, [PROBLEM_MEDIA_TYPE]: { ...response.content[PROBLEM_MEDIA_TYPE], example } } } }
+}
+
 /**
  * A route's documented 400 with an example about what the route takes: a GET
  * shown body errors would tell a client generator's user something untrue.
  */
 export function withFittingValidationExample (responses: Readonly<Record<string, unknown>>, input: RequestInput): Record<string, unknown> {
-  const refusal = responses[400] as { content?: Record<string, object> } | undefined
-  if (refusal?.content === undefined || input === 'body') return { ...responses }
-  const example = toProblem(VALIDATION_SAMPLES[input](), CONTEXT).body
-  return { ...responses, 400: { ...refusal, content: { ...refusal.content, [PROBLEM_MEDIA_TYPE]: { ...refusal.content[PROBLEM_MEDIA_TYPE], example } } } }
+  return input === 'body' ? { ...responses } : withProblemExample(responses, 400, VALIDATION_SAMPLES[input]())
 }

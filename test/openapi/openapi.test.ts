@@ -5,7 +5,7 @@ import t from 'tap'
 import { parse } from 'yaml'
 import { resources } from '../../schemas/index.js'
 import { openapiDocument } from '../../src/openapi-document.js'
-import { ADMIN, body, buildTestApp, type Json } from '../helper.js'
+import { ADMIN, assertProblem, body, buildTestApp, createProject, type Json } from '../helper.js'
 
 t.test('openapi/openapi.json and openapi.yaml are what the definitions generate (run npm run openapi)', async t => {
   const generated = await openapiDocument(resources)
@@ -123,6 +123,19 @@ t.test('a 400 example is about what its operation takes: body errors only where 
   t.same(document.paths['/v1/projects/{id}'].get.responses['400'].content['application/problem+json'].example.errors, record.errors)
   const keys = body(await app.inject({ method: 'GET', url: '/v1/api-keys?limit=5', headers: { authorization: ADMIN } }))
   t.same(document.paths['/v1/api-keys'].get.responses['400'].content['application/problem+json'].example.errors, keys.errors)
+})
+
+t.test('a list documents If-Match and its 412 as the list answers it', async t => {
+  const app = await buildTestApp(t)
+  const document = body(await app.inject({ method: 'GET', url: '/openapi.json' }))
+  for (const [path, url] of [['/v1/projects', '/v1/projects'], ['/v1/projects/{id}/tasks', '/v1/projects/1/tasks']] as const) {
+    await createProject(app)
+    const answer = assertProblem(t, await app.inject({ method: 'GET', url, headers: { authorization: ADMIN, 'if-match': '"any"' } }), 412)
+    const operation = document.paths[path].get
+    t.ok((operation.parameters as Json[]).some(parameter => parameter.in === 'header' && parameter.name === 'If-Match'), `${path} documents If-Match`)
+    t.equal(operation.responses['412'].content['application/problem+json'].example.detail, answer.detail, `${path}: the example is the list's own 412`)
+  }
+  t.equal(document.paths['/v1/projects/{id}'].get.responses['412'].content['application/problem+json'].example.detail, 'the project has changed since that ETag; GET it again', 'a record keeps its own')
 })
 
 t.test('every problem response shows an example of its own status that the Problem schema accepts, as the service answers it', async t => {
