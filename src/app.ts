@@ -111,8 +111,9 @@ export async function buildApp ({ config, definitions, store: givenStore, logStr
     done()
   })
   // preParsing, after every onRequest hook: the 503 is counted and carries the rate-limit headers like every answer.
-  app.addHook('preParsing', function refuseWhileClosing (_request, _reply, payload, done) {
-    if (closing) done(shuttingDown())
+  // An unknown path is answered 404 (a retry elsewhere would be too), counted in its handler's preHandler.
+  app.addHook('preParsing', function refuseWhileClosing (request, _reply, payload, done) {
+    if (closing && !request.is404) done(shuttingDown())
     else done(null, payload)
   })
   if (config.corsOrigins !== '') await app.register(cors, corsOptions(config.corsOrigins))

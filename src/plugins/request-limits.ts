@@ -37,8 +37,9 @@ async function requestLimits (app: FastifyInstance): Promise<void> {
     route.schema = { ...route.schema, querystring: NO_QUERY, response: { ...problemResponses([400]), ...route.schema?.response as Record<string, unknown> | undefined } }
   })
   // preParsing, after every onRequest hook: the refusal is counted and carries the rate-limit headers like every answer.
+  // An unknown path is counted later (its rate limit is a preHandler, all a not-found handler takes): it is a 404 whatever its query.
   app.addHook('preParsing', function boundQuery (request: FastifyRequest, _reply: FastifyReply, payload: RequestPayload, done: (error: Error | null, payload?: RequestPayload) => void) {
-    const refusal = queryBeyondBounds(request.raw.url ?? '')
+    const refusal = request.is404 ? undefined : queryBeyondBounds(request.raw.url ?? '')
     if (refusal === undefined) done(null, payload)
     else done(refusal)
   })

@@ -32,7 +32,12 @@ t.test('every refusal on a /v1 route carries the limit headers too, whichever la
     { status: 401, request: { method: 'GET', url: '/v1/projects', headers: { authorization: 'Bearer rsy_unknown' } } },
     { status: 404, request: { method: 'GET', url: '/v1/projects/999999', headers: { authorization: admin } } },
     { status: 405, request: { method: 'DELETE', url: '/v1/projects', headers: { authorization: admin } } },
-    { status: 415, request: { method: 'POST', url: '/v1/projects', headers: { authorization: admin, 'content-type': 'text/plain' }, payload: 'x' } }
+    { status: 415, request: { method: 'POST', url: '/v1/projects', headers: { authorization: admin, 'content-type': 'text/plain' }, payload: 'x' } },
+    { status: 400, request: { method: 'GET', url: '/v1/projects/%zz', headers: { authorization: admin } } },
+    { status: 414, request: { method: 'GET', url: `/v1/projects/${'9'.repeat(1001)}`, headers: { authorization: admin } } },
+    { status: 404, request: { method: 'GET', url: '/v1/nothing', headers: { authorization: admin } } },
+    // An unknown path is a 404 whatever its query, counted like any other.
+    { status: 404, request: { method: 'GET', url: `/v1/nothing?name=${'x'.repeat(5000)}`, headers: { authorization: admin } } }
   ] as const
   for (const { status, request } of refusals) {
     const response = await app.inject(request)

@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { request } from 'node:http'
 import { connect } from 'node:net'
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { ADMIN } from '../helper.js'
 import { SERVER_ENTRY, startServer } from './spawn.js'
 
@@ -82,7 +82,8 @@ function responsesIn (bytes: Buffer): Array<{ status: number, headers: Record<st
   return responses
 }
 
-t.test('a request that arrives on an open connection after SIGTERM gets a 503 problem with Retry-After, and the connection closes', async t => {
+/** A POST in flight when SIGTERM comes, and `second` right behind it on the same connection: every answer the connection got. */
+async function answersAroundShutdown (t: Test, second: string): Promise<ReturnType<typeof responsesIn>> {
   const server = await startServer({ DATABASE_URL: `sqlite:${t.testdir()}/app.db` })
   const url = new URL(server.base)
   const socket = connect(Number(url.port), url.hostname)
@@ -94,10 +95,15 @@ t.test('a request that arrives on an open connection after SIGTERM gets a 503 pr
   await new Promise(resolve => setTimeout(resolve, 200))
   server.child.kill('SIGTERM')
   await new Promise(resolve => setTimeout(resolve, 300))
-  // The rest of the request in flight, and a second one right behind it on the same connection: it arrives while the process drains.
-  socket.write(`${payload.slice(5)}GET /v1/projects HTTP/1.1\r\nHost: test\r\nAuthorization: ${ADMIN}\r\n\r\n`)
+  // The rest of the request in flight, and the second one right behind it on the same connection: it arrives while the process drains.
+  socket.write(`${payload.slice(5)}${second}`)
   await closed
-  const [first, second, ...more] = responsesIn(Buffer.concat(chunks))
+  t.equal((await server.exited).code, 0)
+  return responsesIn(Buffer.concat(chunks))
+}
+
+t.test('a request that arrives on an open connection after SIGTERM gets a 503 problem with Retry-After, and the connection closes', async t => {
+  const [first, second, ...more] = await answersAroundShutdown(t, `GET /v1/projects HTTP/1.1\r\nHost: test\r\nAuthorization: ${ADMIN}\r\n\r\n`)
   t.equal(first?.status, 201, 'the request in flight completed')
   t.equal(second?.status, 503, 'the one that came after the signal is refused')
   t.match(second?.headers['content-type'], /^application\/problem\+json/)
@@ -111,7 +117,16 @@ t.test('a request that arrives on an open connection after SIGTERM gets a 503 pr
   t.match(problem, { type: 'urn:resourcery:problem:shutting-down', status: 503, instance: '/v1/projects', requestId: second?.headers['x-request-id'] })
   t.match(problem.detail, /shutting down/)
   t.same(more, [], 'nothing else was answered')
-  t.equal((await server.exited).code, 0)
+})
+
+t.test('an unknown path that arrives after SIGTERM is the 404 a retry would get, counted, and the connection closes', async t => {
+  const [first, second, ...more] = await answersAroundShutdown(t, `GET /v1/nothing HTTP/1.1\r\nHost: test\r\nAuthorization: ${ADMIN}\r\n\r\n`)
+  t.equal(first?.status, 201)
+  t.equal(second?.status, 404)
+  t.match(JSON.parse(second?.body ?? '{}'), { type: 'urn:resourcery:problem:not-found', instance: '/v1/nothing' })
+  t.equal(second?.headers.connection, 'close')
+  t.match(second?.headers['x-ratelimit-remaining'], /^\d+$/, 'with the rate-limit headers')
+  t.same(more, [])
 })
 
 t.test('every request gets one whole log line under load, multi-byte text included, and SIGTERM writes what is still held', async t => {
