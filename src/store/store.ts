@@ -6,7 +6,7 @@
 import type { Condition } from '../resources/define.js'
 import type { CredentialStore } from './credentials.js'
 import type { HeldKey, IdempotencyStore } from './idempotency.js'
-import type { WebhookStore } from './webhooks.js'
+import type { WebhookStore } from './webhook-store.js'
 import type { Resource } from '../resources/model.js'
 
 /** Columns every table has besides the declared fields. */
