@@ -19,6 +19,7 @@ import { corsOptions } from './http/cors.js'
 import { loggerOptions, OneLineLogController, type LogDestination } from './http/request-log.js'
 import { transportOptions, type TlsMaterial } from './http/transport.js'
 import { MAX_PATH_PARAMETER_LENGTH } from './http/unroutable-path.js'
+import { continueWhenBodyIsRead } from './http/expect-continue.js'
 import { buildSerializer } from './http/serializer.js'
 import { buildValidator } from './http/validator.js'
 import { CURRENT_VERSION, rewriteVersionedUrl } from './http/versions.js'
@@ -87,6 +88,7 @@ export async function buildApp ({ config, definitions, store: givenStore, logStr
     schemaController: { compilersFactory: { buildValidator: buildValidator(), buildSerializer: buildSerializer() } }
   } as FastifyServerOptions) as unknown as FastifyInstance
   app.server.maxConnections = config.maxConnections
+  continueWhenBodyIsRead(app.server)
   try {
     const { applied } = await store.migrate()
     if (applied.length > 0) app.log.info({ applied }, 'database schema updated')
