@@ -19,6 +19,15 @@ export interface Refusal { readonly problem: string, readonly detail: string }
 
 const refusals = new WeakMap<FastifyRequest, Refusal>()
 
+/**
+ * The most of a URL or a refusal's detail a line carries. A request line may
+ * be 16 KiB, and so may a detail that names a parameter: a longer log line is
+ * split by collectors (Docker's json-file at 16 KiB), and no longer parses.
+ */
+const LOGGED_TEXT_LIMIT = 2048
+
+const clipped = (text: string): string => text.length <= LOGGED_TEXT_LIMIT ? text : `${text.slice(0, LOGGED_TEXT_LIMIT)}… (${text.length} characters)`
+
 export function noteRefusal (request: FastifyRequest, refusal: Refusal): void {
   refusals.set(request, refusal)
 }
@@ -31,7 +40,14 @@ export class OneLineLogController extends LogController {
   override incomingRequest (): void {}
 
   override requestCompleted (error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
-    const line = { method: request.method, url: request.originalUrl, statusCode: reply.statusCode, responseTime: reply.elapsedTime, ...refusals.get(request) }
+    const refusal = refusals.get(request)
+    const line = {
+      method: request.method,
+      url: clipped(request.originalUrl),
+      statusCode: reply.statusCode,
+      responseTime: reply.elapsedTime,
+      ...(refusal === undefined ? {} : { problem: refusal.problem, detail: clipped(refusal.detail) })
+    }
     if (error === null || error === undefined) reply.log.info(line, 'request completed')
     else reply.log.error({ ...line, err: error }, 'request errored')
   }

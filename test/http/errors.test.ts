@@ -203,6 +203,16 @@ t.test('one log line per request, when it completes: method, URL, status, time, 
   const lines = logs.lines.filter(line => line.requestId === 'one-line')
   t.equal(lines.length, 1, 'no separate "incoming request" line')
   t.match(lines[0], { level: 30, msg: 'request completed', method: 'GET', url: '/v1/projects/999999', statusCode: 404, responseTime: Number, problem: /not-found/, detail: /999999/ })
+
+  // A request line may be 16 KiB and a detail may quote a parameter's name: the line carries the first 2048 characters of each, and says how long it was.
+  const longName = 'p'.repeat(3000)
+  await app.inject({ method: 'GET', url: `/v1/projects?${longName}=1`, headers: { 'x-request-id': 'long-name' } })
+  await app.inject({ method: 'GET', url: `/v1/projects?q=${'x'.repeat(12000)}`, headers: { 'x-request-id': 'long-url' } })
+  const [named] = logs.lines.filter(line => line.requestId === 'long-name')
+  t.match(named, { statusCode: 400, url: /^\/v1\/projects\?p{2035}… \(3015 characters\)$/, detail: /^\/p{2047}… \(\d+ characters\)$/ })
+  const [long] = logs.lines.filter(line => line.requestId === 'long-url')
+  t.match(long, { statusCode: 414, url: /… \(12015 characters\)$/, detail: 'the query string is longer than 4096 characters' })
+  t.ok(JSON.stringify(long).length < 4096, 'the whole line stays far under 16 KiB')
 })
 
 t.test('errors of the HTTP parser, and an Expect Node refuses, are problem+json too (raw socket)', async t => {
