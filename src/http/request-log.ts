@@ -26,7 +26,12 @@ const refusals = new WeakMap<FastifyRequest, Refusal>()
  */
 const LOGGED_TEXT_LIMIT = 2048
 
-const clipped = (text: string): string => text.length <= LOGGED_TEXT_LIMIT ? text : `${text.slice(0, LOGGED_TEXT_LIMIT)}… (${text.length} characters)`
+function clipped (text: string): string {
+  if (text.length <= LOGGED_TEXT_LIMIT) return text
+  // Not between the two halves of a surrogate pair, which would leave half a character.
+  const end = /[\uD800-\uDBFF]/.test(text[LOGGED_TEXT_LIMIT - 1]!) ? LOGGED_TEXT_LIMIT - 1 : LOGGED_TEXT_LIMIT
+  return `${text.slice(0, end)}… (${text.length} characters)`
+}
 
 export function noteRefusal (request: FastifyRequest, refusal: Refusal): void {
   refusals.set(request, refusal)

@@ -213,6 +213,10 @@ t.test('one log line per request, when it completes: method, URL, status, time, 
   const [long] = logs.lines.filter(line => line.requestId === 'long-url')
   t.match(long, { statusCode: 414, url: /… \(12015 characters\)$/, detail: 'the query string is longer than 4096 characters' })
   t.ok(JSON.stringify(long).length < 4096, 'the whole line stays far under 16 KiB')
+  // A cut never halves a character written with two UTF-16 units.
+  await app.inject({ method: 'GET', url: `/v1/projects?${'p'.repeat(2046)}${encodeURIComponent('😀')}=1`, headers: { 'x-request-id': 'long-emoji' } })
+  const [emoji] = logs.lines.filter(line => line.requestId === 'long-emoji')
+  t.match(emoji, { detail: /^\/p{2046}… \(\d+ characters\)$/ }, 'the emoji that would be split is left out whole')
 })
 
 t.test('errors of the HTTP parser, and an Expect Node refuses, are problem+json too (raw socket)', async t => {
