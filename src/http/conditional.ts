@@ -36,25 +36,29 @@ export function recordTag (epoch: string, id: number, version: number): EntityTa
 }
 
 /**
- * RFC 9110 §13.2.2 steps 1 and 2, for any method: If-Match names no current
- * tag (strong comparison; `*` asks only that the record exist), or, without
- * If-Match, the record changed after If-Unmodified-Since. Then the answer is
- * 412 and the method is not performed.
+ * If-Match (RFC 9110 §13.1.1): undefined without the header, else whether it
+ * fails. The comparison is strong, so a weak tag matches nothing; `*` asks
+ * only that the representation exist.
  */
-export function preconditionFailed (headers: IncomingHttpHeaders, current: EntityTag, lastModified: string): 'if-match' | 'if-unmodified-since' | undefined {
-  const tags = parseEntityTags(headers['if-match'])
-  if (tags !== undefined) return tags === '*' || tags.some(tag => !tag.weak && !current.weak && tag.opaque === current.opaque) ? undefined : 'if-match'
-  return modifiedAfter(lastModified, headers['if-unmodified-since']) === true ? 'if-unmodified-since' : undefined
+function ifMatchFails (header: string | undefined, current: EntityTag): boolean | undefined {
+  const tags = parseEntityTags(header)
+  if (tags === undefined) return undefined
+  return tags !== '*' && !tags.some(tag => !tag.weak && !current.weak && tag.opaque === current.opaque)
 }
 
 /**
- * If-Match on a representation whose tag is weak (a list): the comparison is
- * strong (RFC 9110 §13.1.1), so no tag can match and only `*` holds.
+ * RFC 9110 §13.2.2 steps 1 and 2, for any method: If-Match names no current
+ * tag, or, without If-Match, the record changed after If-Unmodified-Since.
+ * Then the answer is 412 and the method is not performed.
  */
-export function failsOnWeakTag (ifMatch: string | undefined): boolean {
-  const tags = parseEntityTags(ifMatch)
-  return tags !== undefined && tags !== '*'
+export function preconditionFailed (headers: IncomingHttpHeaders, current: EntityTag, lastModified: string): 'if-match' | 'if-unmodified-since' | undefined {
+  const ifMatch = ifMatchFails(headers['if-match'], current)
+  if (ifMatch !== undefined) return ifMatch ? 'if-match' : undefined
+  return modifiedAfter(lastModified, headers['if-unmodified-since']) === true ? 'if-unmodified-since' : undefined
 }
+
+/** If-Match on a representation whose tag is weak (a list), known or not yet: it can hold only as `*`. */
+export const failsOnWeakTag = (ifMatch: string | undefined): boolean => ifMatchFails(ifMatch, { weak: true, opaque: '' }) === true
 
 /** If-None-Match uses weak comparison: the opaque parts are compared, weakness ignored. */
 export function noneMatch (header: string | undefined, current: EntityTag): boolean | undefined {
