@@ -7,7 +7,9 @@ import { Type, type Static } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
 import { invalid, ResourceNotFound } from '../errors.js'
 import { Id } from '../resources/derive.js'
-import { jsonResponse, LOCATION, problemResponses } from '../resources/responses.js'
+import { ADMIN_ITEM_HEADERS, ADMIN_ITEM_READ, ADMIN_LIST_HEADERS, ADMIN_LIST_READ, ADMIN_REMOVE, jsonResponse, listProblems, LOCATION, notModified, problemResponses } from '../resources/responses.js'
+import { withProblemExample } from '../resources/problem-examples.js'
+import { changedSince, checkBeforeRemoving, sendAdminItem, sendAdminList } from './admin-conditional.js'
 import type { ApiKeyRecord, ClientRecord } from '../store/credentials.js'
 import { ADMIN_SCOPE } from './authenticate.js'
 import { scopeNote, securityFor } from './openapi-security.js'
@@ -187,35 +189,43 @@ export interface CredentialRoutes {
 export function credentialRoutes (app: FastifyInstance, options: CredentialRoutes): void {
   const { path, tag, noun, plural, singular, schema, config } = options
   const aNoun = `${/^[AEIOU]/i.test(noun) ? 'an' : 'a'} ${noun}`
+  const itemProblems = withProblemExample(problemResponses([400, 401, 403, 404, 412, 429]), 412, changedSince(noun))
+  // Credentials are few and read rarely: the list (which leaves out revoked ones) is looked through.
+  const find = async ({ id }: { id: number }): Promise<object> => {
+    const found = (await options.list()).find(credential => credential.id === id)
+    if (found === undefined) throw new ResourceNotFound(`no ${noun} with id ${id}`)
+    return found
+  }
   app.get(path, {
     config,
     schema: schema(tag, `list${plural}`, `List ${noun}s`, {
-      response: { 200: jsonResponse(`Every ${noun} that is not revoked.`, Type.Array(Type.Ref(singular))), ...problemResponses([401, 403, 429]) }
+      headers: ADMIN_LIST_READ,
+      response: { 200: jsonResponse(`Every ${noun} that is not revoked.`, Type.Array(Type.Ref(singular)), ADMIN_LIST_HEADERS), ...notModified(ADMIN_LIST_HEADERS), ...listProblems([401, 403, 429]) }
     })
-  }, async function listCredentials () {
-    return await options.list()
+  }, async function listCredentials (request, reply) {
+    return await sendAdminList(request, reply, options.list)
   })
   app.get(`${path}/:id`, {
     config,
     schema: schema(tag, `get${singular}`, `Get ${aNoun}`, {
       params: IdParams,
-      response: { 200: jsonResponse(`The ${noun}, without its secret; 404 once revoked.`, Type.Ref(singular)), ...problemResponses([400, 401, 403, 404, 429]) }
+      headers: ADMIN_ITEM_READ,
+      response: { 200: jsonResponse(`The ${noun}, without its secret; 404 once revoked.`, Type.Ref(singular), ADMIN_ITEM_HEADERS), ...notModified(ADMIN_ITEM_HEADERS), ...itemProblems }
     })
-  }, async function getCredential (request) {
-    const { id } = request.params as { id: number }
-    // Credentials are few and read rarely: the list (which leaves out revoked ones) is looked through.
-    const found = (await options.list()).find(credential => credential.id === id)
-    if (found === undefined) throw new ResourceNotFound(`no ${noun} with id ${id}`)
-    return found
+  }, async function getCredential (request, reply) {
+    return await sendAdminItem(request, reply, noun, await find(request.params as { id: number }))
   })
   app.delete(`${path}/:id`, {
     config,
     schema: schema(tag, `revoke${singular}`, `Revoke ${aNoun}`, {
       params: IdParams,
-      response: { 204: { description: options.revoked, type: 'null' }, ...problemResponses([400, 401, 403, 404, 429]) }
+      headers: ADMIN_REMOVE,
+      response: { 204: { description: options.revoked, type: 'null' }, ...itemProblems }
     })
   }, async function revokeCredential (request, reply) {
     const { id } = request.params as { id: number }
+    // Read first only when a condition needs what the client saw: a plain revocation stays one statement.
+    if (request.headers['if-match'] !== undefined || request.headers['if-none-match'] !== undefined) checkBeforeRemoving(request, noun, await find({ id }))
     if (!await options.revoke(id)) throw new ResourceNotFound(`no ${noun} with id ${id}`)
     return await reply.code(204).send()
   })

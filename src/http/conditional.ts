@@ -7,6 +7,7 @@
  */
 import { hash } from 'node:crypto'
 import { BoundedMap } from '../bounded-map.js'
+import { PreconditionFailed } from '../errors.js'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { IncomingHttpHeaders } from 'node:http'
 
@@ -40,7 +41,7 @@ export function recordTag (epoch: string, id: number, version: number): EntityTa
  * fails. The comparison is strong, so a weak tag matches nothing; `*` asks
  * only that the representation exist.
  */
-function ifMatchFails (header: string | undefined, current: EntityTag): boolean | undefined {
+export function ifMatchFails (header: string | undefined, current: EntityTag): boolean | undefined {
   const tags = parseEntityTags(header)
   if (tags === undefined) return undefined
   return tags !== '*' && !tags.some(tag => !tag.weak && !current.weak && tag.opaque === current.opaque)
@@ -59,6 +60,10 @@ export function preconditionFailed (headers: IncomingHttpHeaders, current: Entit
 
 /** If-Match on a representation whose tag is weak (a list), known or not yet: it can hold only as `*`. */
 export const failsOnWeakTag = (ifMatch: string | undefined): boolean => ifMatchFails(ifMatch, { weak: true, opaque: '' }) === true
+
+/** The 412 of a list's GET with an If-Match other than `*`, which its weak tag can never satisfy. */
+export const listIfMatchFailed = (): Error =>
+  new PreconditionFailed('a list\'s ETag is weak and If-Match compares ETags strongly, so on a list only If-Match: * can hold (RFC 9110 §13.1.1)')
 
 /** If-None-Match uses weak comparison: the opaque parts are compared, weakness ignored. */
 export function noneMatch (header: string | undefined, current: EntityTag): boolean | undefined {

@@ -9,8 +9,7 @@
  * tag satisfies no If-Match but `*`: any other is 412 before the store is read.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import { PreconditionFailed } from '../errors.js'
-import { bodyTag, failsOnWeakTag, tagged } from '../http/conditional.js'
+import { bodyTag, failsOnWeakTag, listIfMatchFailed, tagged } from '../http/conditional.js'
 import { chosenCoding, COMPRESSION_THRESHOLD, encode, type Coding } from '../http/content-coding.js'
 import { instanceOf } from '../http/instance.js'
 import { addVary } from '../http/vary.js'
@@ -29,10 +28,6 @@ function pick (body: Record<string, unknown>, fields: readonly string[] | undefi
   for (const name of fields) if (body[name] !== undefined) picked[name] = body[name]
   return picked
 }
-
-/** The 412 of a list's GET with an If-Match other than `*`, which its weak tag can never satisfy. */
-export const listIfMatchFailed = (): Error =>
-  new PreconditionFailed('a list\'s ETag is weak and If-Match compares ETags strongly, so on a list only If-Match: * can hold (RFC 9110 §13.1.1)')
 
 type Serializer = (payload: unknown) => string
 

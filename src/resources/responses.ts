@@ -5,7 +5,8 @@
 import { STATUS_CODES } from 'node:http'
 import { Type, type TSchema } from '@sinclair/typebox'
 import { PROBLEM_MEDIA_TYPE } from '../http/problem.js'
-import { problemExample } from './problem-examples.js'
+import { listIfMatchFailed } from '../http/conditional.js'
+import { problemExample, withProblemExample } from './problem-examples.js'
 
 const WHEN: Record<number, string> = {
   400: 'The request is invalid: every offending value is named in `errors`.',
@@ -52,6 +53,12 @@ export const RATE_LIMIT_HEADERS = {
   RateLimit: header('string', 'IETF draft: `"default";r=<remaining>;t=<seconds to reset>`.')
 }
 
+/** A list's problems: `statuses`, and the 412 of an If-Match its weak tag cannot satisfy, shown as the list answers it. */
+export const listProblems = (statuses: readonly number[]): Record<string, unknown> => withProblemExample(problemResponses([...statuses, 412]), 412, listIfMatchFailed())
+
+/** A 304 carries the headers its 200 would have had, but no body (RFC 9110 §15.4.5). */
+export const notModified = (headers: Record<string, unknown>) => ({ 304: { description: 'Not modified: the copy the client holds is current (no body).', type: 'null', headers } })
+
 export const LOCATION = { Location: header('string', 'Path of the created resource.') }
 const ETAG = { ETag: header('string', 'Strong entity tag of the record; send it in If-Match to change it safely, or If-None-Match to revalidate.') }
 const LAST_MODIFIED = { 'Last-Modified': header('string', 'When the record last changed (HTTP date).') }
@@ -67,19 +74,19 @@ export const LIST_HEADERS = {
 }
 
 /** Request headers, as documented parameters (names are case-insensitive). */
-const CONDITIONAL_READ = Type.Object({
-  'If-None-Match': Type.Optional(Type.String({ description: 'ETags the client holds: 304 when one is current.' })),
+const IF_NONE_MATCH_READ = { 'If-None-Match': Type.Optional(Type.String({ description: 'ETags the client holds: 304 when one is current.' })) }
+const CONDITIONAL_READ = {
+  ...IF_NONE_MATCH_READ,
   'If-Modified-Since': Type.Optional(Type.String({ description: 'HTTP date: 304 when not modified since (ignored with If-None-Match).' }))
-})
+}
 /** A list's GET also answers If-Match, which its weak ETag can never satisfy (RFC 9110 §13.1.1). */
-export const CONDITIONAL_LIST_READ = Type.Object({
-  ...CONDITIONAL_READ.properties,
-  'If-Match': Type.Optional(Type.String({ description: 'Only `*` holds: a list\'s ETag is weak and If-Match compares strongly, so any tag is 412.' }))
-})
+const IF_MATCH_LIST = { 'If-Match': Type.Optional(Type.String({ description: 'Only `*` holds: a list\'s ETag is weak and If-Match compares strongly, so any tag is 412.' })) }
+const IF_MATCH_READ = { 'If-Match': Type.Optional(Type.String({ description: 'ETags (or `*`): 412 when none is current.' })) }
+export const CONDITIONAL_LIST_READ = Type.Object({ ...CONDITIONAL_READ, ...IF_MATCH_LIST })
 /** A record's GET also answers If-Match and If-Unmodified-Since (412 when they fail), as RFC 9110 §13.2.2 asks of every method. */
 export const CONDITIONAL_RECORD_READ = Type.Object({
-  ...CONDITIONAL_READ.properties,
-  'If-Match': Type.Optional(Type.String({ description: 'ETags (or `*`): 412 when none is current.' })),
+  ...CONDITIONAL_READ,
+  ...IF_MATCH_READ,
   'If-Unmodified-Since': Type.Optional(Type.String({ description: 'HTTP date: 412 when the record changed after it (ignored with If-Match).' }))
 })
 export const CONDITIONAL_WRITE = Type.Object({
@@ -88,6 +95,16 @@ export const CONDITIONAL_WRITE = Type.Object({
   'If-None-Match': Type.Optional(Type.String({ description: 'ETags (or `*`): 412 when one is current (`*`: when the resource exists).' })),
   Prefer: Type.Optional(Type.String({ description: '`return=minimal`: answer 204 without a body.' }))
 })
+/** The admin collections keep no modification time: only the tag conditions apply to them (admin-conditional.ts). */
+export const ADMIN_LIST_READ = Type.Object({ ...IF_NONE_MATCH_READ, ...IF_MATCH_LIST })
+export const ADMIN_ITEM_READ = Type.Object({ ...IF_NONE_MATCH_READ, ...IF_MATCH_READ })
+export const ADMIN_REMOVE = Type.Object({
+  'If-Match': Type.Optional(Type.String({ description: 'ETags (or `*`) of what the client saw: 412 when none is current, and nothing is removed.' })),
+  'If-None-Match': Type.Optional(Type.String({ description: 'ETags (or `*`): 412 when one is current (`*`: when it exists), and nothing is removed.' }))
+})
+export const ADMIN_ITEM_HEADERS = { ETag: header('string', 'Strong entity tag of what this answer shows: send it in If-None-Match to revalidate, or in If-Match to remove only what you saw.') }
+export const ADMIN_LIST_HEADERS = { ETag: header('string', 'Weak entity tag of this list: send it in If-None-Match to revalidate.') }
+
 export const CREATE_HEADERS = Type.Object({
   'Idempotency-Key': Type.Optional(Type.String({ minLength: 1, maxLength: 255, description: 'A retry with the same key and body within 24 h gets the first response again (`Idempotent-Replayed: true`) and creates nothing. Keys are per credential.' })),
   Prefer: Type.Optional(Type.String({ description: '`return=minimal`: answer 201 with Location and no body.' }))

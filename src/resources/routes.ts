@@ -12,11 +12,9 @@ import { deprecationHeaderDocs, deprecationHeaders } from './deprecation.js'
 import { Id, nestedCreateId, readOnlyNames, schemaIds } from './derive.js'
 import { resourceHandlers } from './handlers.js'
 import { collectionPath } from './links.js'
-import { listIfMatchFailed } from './list-handler.js'
 import type { Model, Resource } from './model.js'
-import { withProblemExample } from './problem-examples.js'
 import { listQuerySchema } from './query-schema.js'
-import { CONDITIONAL_LIST_READ, CONDITIONAL_RECORD_READ, CONDITIONAL_WRITE, CREATE_HEADERS, CREATED_HEADERS, LIST_HEADERS, MINIMAL_HEADERS, RECORD_HEADERS, jsonResponse, problemResponses, withHeaders } from './responses.js'
+import { CONDITIONAL_LIST_READ, CONDITIONAL_RECORD_READ, CONDITIONAL_WRITE, CREATE_HEADERS, CREATED_HEADERS, LIST_HEADERS, MINIMAL_HEADERS, RECORD_HEADERS, jsonResponse, listProblems, notModified, problemResponses, withHeaders } from './responses.js'
 
 export interface ResourceRoutesOptions {
   readonly model: Model
@@ -27,10 +25,6 @@ export interface ResourceRoutesOptions {
 }
 
 const IdParams = Type.Object({ id: Id }, { additionalProperties: false })
-/** A 304 carries the headers its 200 would have had, but no body (RFC 9110 §15.4.5). */
-const notModified = (headers: Record<string, unknown>) => ({ 304: { description: 'Not modified: the copy the client holds is current (no body).', type: 'null', headers } })
-/** A list's problems: `statuses`, and the 412 of an If-Match its weak tag cannot satisfy, shown as the list answers it. */
-const listProblems = (statuses: readonly number[]): Record<string, unknown> => withProblemExample(problemResponses([...statuses, 412]), 412, listIfMatchFailed())
 const MINIMAL = { 204: { description: 'Stored; no body because the request had `Prefer: return=minimal`.', type: 'null', headers: MINIMAL_HEADERS } }
 
 type RouteSpec = Omit<RouteOptions, 'schema'> & { schema: Record<string, unknown> }

@@ -4,11 +4,12 @@
  */
 import { Type, type Static } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
+import { sendAdminList } from '../auth/admin-conditional.js'
 import { adminConfig, adminCreateOperation, adminOperation, adminWriteConfig, credentialRoutes } from '../auth/admin-routes.js'
 import { DeliveryNotResendable, invalid, ResourceNotFound } from '../errors.js'
 import { Id } from '../resources/derive.js'
 import { stringEnum } from '../resources/model.js'
-import { jsonResponse, problemResponses } from '../resources/responses.js'
+import { ADMIN_LIST_HEADERS, ADMIN_LIST_READ, jsonResponse, listProblems, notModified, problemResponses } from '../resources/responses.js'
 import type { AttemptRecord, Subscription } from '../store/webhook-store.js'
 import { patternIssues } from './events.js'
 import { newSigningSecret } from './signing.js'
@@ -117,13 +118,16 @@ export async function webhookRoutes (app: FastifyInstance, { collections, allowP
     schema: adminOperation('webhooks', 'listWebhookDeliveries', 'List delivery attempts of a webhook subscription', {
       params: Type.Object({ id: Id }, { additionalProperties: false }),
       querystring: Type.Object({ limit: Type.Integer({ minimum: 1, maximum: 1000, default: 100, description: 'How many of the latest attempts.' }) }, { additionalProperties: false }),
-      response: { 200: jsonResponse('Attempts, newest first.', Type.Array(Type.Ref('WebhookAttempt'))), ...problemResponses([400, 401, 403, 404, 429]) }
+      headers: ADMIN_LIST_READ,
+      response: { 200: jsonResponse('Attempts, newest first.', Type.Array(Type.Ref('WebhookAttempt')), ADMIN_LIST_HEADERS), ...notModified(ADMIN_LIST_HEADERS), ...listProblems([400, 401, 403, 404, 429]) }
     })
-  }, async function listDeliveries (request) {
+  }, async function listDeliveries (request, reply) {
     const { id } = request.params as { id: number }
     const { limit } = request.query as { limit: number }
-    if (!(await store.list()).some(subscription => subscription.id === id)) throw new ResourceNotFound(`no webhook subscription with id ${id}`)
-    return (await store.attempts(id, limit)).map(attemptView)
+    return await sendAdminList(request, reply, async () => {
+      if (!(await store.list()).some(subscription => subscription.id === id)) throw new ResourceNotFound(`no webhook subscription with id ${id}`)
+      return (await store.attempts(id, limit)).map(attemptView)
+    })
   })
 
   app.post('/webhooks/:id/deliveries/:eventId/resend', {

@@ -108,8 +108,8 @@ t.test('a 400 example is about what its operation takes: body errors only where 
       if (refusal === undefined) continue
       const places = new Set(refusal.content['application/problem+json']!.example.errors.map(issue => issue.in))
       const taken = new Set([...operation.requestBody === undefined ? [] : ['body'], ...(operation.parameters ?? []).map(parameter => parameter.in)])
-      // A route that takes no query still answers 400 for one: that is the example it shows.
-      const allowed = taken.size === 0 ? new Set(['query']) : taken
+      // A route that takes no body, query or path still answers 400 for a query: that is the example it shows (its headers are optional conditions).
+      const allowed = [...taken].every(place => place === 'header') ? new Set(['query']) : taken
       t.ok([...places].every(place => allowed.has(place)), `${method.toUpperCase()} ${path}: example errors in ${[...places].join(', ')}; it takes ${[...taken].join(', ') || 'nothing'}`)
       checked++
     }
@@ -136,6 +136,27 @@ t.test('a list documents If-Match and its 412 as the list answers it', async t =
     t.equal(operation.responses['412'].content['application/problem+json'].example.detail, answer.detail, `${path}: the example is the list's own 412`)
   }
   t.equal(document.paths['/v1/projects/{id}'].get.responses['412'].content['application/problem+json'].example.detail, 'the project has changed since that ETag; GET it again', 'a record keeps its own')
+})
+
+t.test('the admin collections document their ETags, 304 and 412 as they answer them', async t => {
+  const app = await buildTestApp(t)
+  const document = body(await app.inject({ method: 'GET', url: '/openapi.json' }))
+  const headerNames = (operation: Json): string[] => (operation.parameters as Json[]).filter(parameter => parameter.in === 'header').map(parameter => parameter.name as string).sort()
+  for (const path of ['/v1/api-keys', '/v1/clients', '/v1/webhooks', '/v1/webhooks/{id}/deliveries']) {
+    const list = document.paths[path].get
+    t.same(headerNames(list), ['If-Match', 'If-None-Match'], `${path}: the tag conditions, and no date ones`)
+    t.match(list.responses['200'].headers.ETag.description, /^Weak/, path)
+    t.ok(list.responses['304'], `${path}: 304`)
+    t.match(list.responses['412'].content['application/problem+json'].example.detail, /only If-Match: \* can hold/)
+  }
+  const key = body(await app.inject({ method: 'POST', url: '/v1/api-keys', headers: { authorization: ADMIN }, payload: { name: 'documented', scopes: ['admin'] } }))
+  const refused = assertProblem(t, await app.inject({ method: 'DELETE', url: `/v1/api-keys/${key.id as number}`, headers: { authorization: ADMIN, 'if-match': '"any"' } }), 412)
+  for (const method of ['get', 'delete']) {
+    const operation = document.paths['/v1/api-keys/{id}'][method]
+    t.same(headerNames(operation), ['If-Match', 'If-None-Match'], method)
+    t.equal(operation.responses['412'].content['application/problem+json'].example.detail, refused.detail, `${method}: the example is the real answer`)
+  }
+  t.match(document.paths['/v1/api-keys/{id}'].get.responses['200'].headers.ETag.description, /^Strong/)
 })
 
 t.test('every problem response shows an example of its own status that the Problem schema accepts, as the service answers it', async t => {

@@ -1,0 +1,51 @@
+/**
+ * Conditional requests on the admin collections (API keys, clients, webhook
+ * subscriptions and their deliveries), as on every resource: their answers
+ * carry an ETag, If-None-Match revalidates (304) and If-Match guards a read or
+ * a revocation (412). These views have no version column and no Last-Modified,
+ * so an item's tag is a digest of its view (the same view, the same tag: a
+ * strong validator) and a list's is the weak digest of its body; the
+ * date-based conditions do not apply to them and are ignored (RFC 9110 §13.1.3-4).
+ */
+import { hash } from 'node:crypto'
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import { PreconditionFailed } from '../errors.js'
+import { bodyTag, failsOnWeakTag, formatEntityTag, ifMatchFails, listIfMatchFailed, noneMatch, tagged, type EntityTag } from '../http/conditional.js'
+
+/** An item's strong tag: JSON.stringify of a view built the same way is the same text. */
+export function viewTag (view: object): EntityTag {
+  return { weak: false, opaque: hash('sha256', JSON.stringify(view), 'base64url').slice(0, 22) }
+}
+
+/**
+ * A list's answer: 412 for an If-Match its weak tag cannot satisfy, else the
+ * list with its ETag, or 304 when the client holds it. `read` runs first, so
+ * the 404 of a list whose owner is gone comes before the 412.
+ */
+export async function sendAdminList (request: FastifyRequest, reply: FastifyReply, read: () => Promise<readonly object[]>): Promise<unknown> {
+  const list = await read()
+  if (failsOnWeakTag(request.headers['if-match'])) throw listIfMatchFailed()
+  if (tagged(request, reply, bodyTag(JSON.stringify(list)))) return await reply.code(304).send()
+  return list
+}
+
+/** An item's answer: 412 when If-Match names another state, else the item with its ETag, or 304 when the client holds it. */
+export async function sendAdminItem (request: FastifyRequest, reply: FastifyReply, noun: string, item: object): Promise<unknown> {
+  const tag = viewTag(item)
+  if (ifMatchFails(request.headers['if-match'], tag) === true) throw changedSince(noun)
+  reply.header('etag', formatEntityTag(tag))
+  if (noneMatch(request.headers['if-none-match'], tag) === true) return await reply.code(304).send()
+  return item
+}
+
+/** Before an item is removed: If-Match must name its current state, and If-None-Match must not (`*`: it exists), or nothing is removed (412). */
+export function checkBeforeRemoving (request: FastifyRequest, noun: string, item: object): void {
+  const tag = viewTag(item)
+  if (ifMatchFails(request.headers['if-match'], tag) === true) throw changedSince(noun)
+  if (noneMatch(request.headers['if-none-match'], tag) === true) {
+    throw new PreconditionFailed(`If-None-Match names this ${noun}'s current state (or is *, and it exists); nothing was removed`)
+  }
+}
+
+/** The 412 of an item whose If-Match names another state. */
+export const changedSince = (noun: string): Error => new PreconditionFailed(`the ${noun} has changed since that ETag (or is not that one); GET it again`)
