@@ -29,6 +29,11 @@ export async function sendAdminList (request: FastifyRequest, reply: FastifyRepl
   return list
 }
 
+/** A create's 201: Location, the ETag of the item as a GET shows it (without its secret), and the item with its secret, shown only now. */
+export async function sendAdminCreated (reply: FastifyReply, location: string, item: object, secret: Readonly<Record<string, string>>): Promise<unknown> {
+  return await reply.code(201).header('location', location).header('etag', formatEntityTag(viewTag(item))).send({ ...item, ...secret })
+}
+
 /** An item's answer: 412 when If-Match names another state, else the item with its ETag, or 304 when the client holds it. */
 export async function sendAdminItem (request: FastifyRequest, reply: FastifyReply, noun: string, item: object): Promise<unknown> {
   const tag = viewTag(item)

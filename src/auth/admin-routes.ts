@@ -9,7 +9,7 @@ import { invalid, ResourceNotFound } from '../errors.js'
 import { Id } from '../resources/derive.js'
 import { ADMIN_ITEM_HEADERS, ADMIN_ITEM_READ, ADMIN_LIST_HEADERS, ADMIN_LIST_READ, ADMIN_REMOVE, jsonResponse, listProblems, LOCATION, notModified, problemResponses } from '../resources/responses.js'
 import { withProblemExample } from '../resources/problem-examples.js'
-import { changedSince, checkBeforeRemoving, sendAdminItem, sendAdminList } from './admin-conditional.js'
+import { changedSince, checkBeforeRemoving, sendAdminCreated, sendAdminItem, sendAdminList } from './admin-conditional.js'
 import type { ApiKeyRecord, ClientRecord } from '../store/credentials.js'
 import { ADMIN_SCOPE } from './authenticate.js'
 import { scopeNote, securityFor } from './openapi-security.js'
@@ -98,7 +98,7 @@ export interface AdminCreate {
 export function adminCreateOperation (tag: string, operationId: string, summary: string, { body, created, shown }: AdminCreate): Record<string, unknown> {
   return adminOperation(tag, operationId, summary, {
     body: Type.Ref(body),
-    response: { 201: jsonResponse(shown, Type.Ref(created), LOCATION), ...problemResponses([400, 401, 403, 413, 415, 429]) }
+    response: { 201: jsonResponse(shown, Type.Ref(created), { ...LOCATION, ...ADMIN_ITEM_HEADERS }), ...problemResponses([400, 401, 403, 413, 415, 429]) }
   })
 }
 
@@ -127,7 +127,7 @@ export async function adminRoutes (app: FastifyInstance, { knownScopes }: AdminR
     const record = await app.store.credentials.createApiKey({
       name: body.name, prefix, hash, scopes: body.scopes, ...(body.expiresAt === undefined ? {} : { expiresAt: new Date(body.expiresAt).toISOString() })
     })
-    return await reply.code(201).header('location', `/v1/api-keys/${record.id}`).send({ ...apiKeyView(record), key })
+    return await sendAdminCreated(reply, `/v1/api-keys/${record.id}`, apiKeyView(record), { key })
   })
 
   credentialRoutes(app, {
@@ -151,7 +151,7 @@ export async function adminRoutes (app: FastifyInstance, { knownScopes }: AdminR
     checkScopes(body.scopes)
     const { clientId, clientSecret } = newClientCredentials()
     const record = await app.store.credentials.createClient({ clientId, name: body.name, scopes: body.scopes, secretHash: await hashClientSecret(clientSecret) })
-    return await reply.code(201).header('location', `/v1/clients/${record.id}`).send({ ...clientView(record), clientSecret })
+    return await sendAdminCreated(reply, `/v1/clients/${record.id}`, clientView(record), { clientSecret })
   })
 
   credentialRoutes(app, {

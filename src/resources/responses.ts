@@ -102,7 +102,7 @@ export const ADMIN_REMOVE = Type.Object({
   'If-Match': Type.Optional(Type.String({ description: 'ETags (or `*`) of what the client saw: 412 when none is current, and nothing is removed.' })),
   'If-None-Match': Type.Optional(Type.String({ description: 'ETags (or `*`): 412 when one is current (`*`: when it exists), and nothing is removed.' }))
 })
-export const ADMIN_ITEM_HEADERS = { ETag: header('string', 'Strong entity tag of what this answer shows: send it in If-None-Match to revalidate, or in If-Match to remove only what you saw.') }
+export const ADMIN_ITEM_HEADERS = { ETag: header('string', 'Strong entity tag of the item as a GET shows it (without any secret): send it in If-None-Match to revalidate, or in If-Match to remove only what you saw.') }
 export const ADMIN_LIST_HEADERS = { ETag: header('string', 'Weak entity tag of this list: send it in If-None-Match to revalidate.') }
 
 export const CREATE_HEADERS = Type.Object({

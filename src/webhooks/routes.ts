@@ -4,7 +4,7 @@
  */
 import { Type, type Static } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
-import { sendAdminList } from '../auth/admin-conditional.js'
+import { sendAdminCreated, sendAdminList } from '../auth/admin-conditional.js'
 import { adminConfig, adminCreateOperation, adminOperation, adminWriteConfig, credentialRoutes } from '../auth/admin-routes.js'
 import { DeliveryNotResendable, invalid, ResourceNotFound } from '../errors.js'
 import { Id } from '../resources/derive.js'
@@ -97,7 +97,7 @@ export async function webhookRoutes (app: FastifyInstance, { collections, allowP
     }
     if (issues.length > 0) throw invalid(issues)
     const subscription = await store.create({ url: body.url, events: body.events, secret: newSigningSecret() })
-    return await reply.code(201).header('location', `/v1/webhooks/${subscription.id}`).send({ ...webhookView(subscription), secret: subscription.secret })
+    return await sendAdminCreated(reply, `/v1/webhooks/${subscription.id}`, webhookView(subscription), { secret: subscription.secret })
   })
 
   credentialRoutes(app, {

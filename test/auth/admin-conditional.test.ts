@@ -10,24 +10,23 @@ import { assertProblem, body, buildTestApp, post, type Json } from '../helper.js
 const ALLOW_PRIVATE = { WEBHOOK_ALLOW_PRIVATE: '1' }
 
 /** A fresh item of each admin collection: its path, and the noun its problems use. */
-async function createEach (app: FastifyInstance): Promise<Array<{ collection: string, path: string, noun: string }>> {
-  const key = body(await post(app, '/v1/api-keys', { name: 'conditional', scopes: ['projects:read'] }))
-  const client = body(await post(app, '/v1/clients', { name: 'conditional', scopes: ['projects:read'] }))
-  const hook = body(await post(app, '/v1/webhooks', { url: 'http://127.0.0.1:9/hook', events: ['projects.created'] }))
-  return [
-    { collection: '/v1/api-keys', path: `/v1/api-keys/${key.id as number}`, noun: 'API key' },
-    { collection: '/v1/clients', path: `/v1/clients/${client.id as number}`, noun: 'OAuth client' },
-    { collection: '/v1/webhooks', path: `/v1/webhooks/${hook.id as number}`, noun: 'webhook subscription' }
+async function createEach (app: FastifyInstance): Promise<Array<{ collection: string, path: string, noun: string, createdTag: unknown }>> {
+  const created = [
+    { collection: '/v1/api-keys', noun: 'API key', response: await post(app, '/v1/api-keys', { name: 'conditional', scopes: ['projects:read'] }) },
+    { collection: '/v1/clients', noun: 'OAuth client', response: await post(app, '/v1/clients', { name: 'conditional', scopes: ['projects:read'] }) },
+    { collection: '/v1/webhooks', noun: 'webhook subscription', response: await post(app, '/v1/webhooks', { url: 'http://127.0.0.1:9/hook', events: ['projects.created'] }) }
   ]
+  return created.map(({ collection, noun, response }) => ({ collection, noun, path: response.headers.location as string, createdTag: response.headers.etag }))
 }
 
 t.test('an admin item carries a strong ETag: If-None-Match revalidates, If-Match guards the read', async t => {
   const app = await buildTestApp(t, { env: ALLOW_PRIVATE })
-  for (const { path, noun } of await createEach(app)) {
+  for (const { path, noun, createdTag } of await createEach(app)) {
     const read = await app.inject({ method: 'GET', url: path })
     t.equal(read.statusCode, 200, path)
     const etag = read.headers.etag as string
     t.match(etag, /^"[\w-]+"$/, `${path}: a strong tag`)
+    t.equal(createdTag, etag, `${path}: the create's 201 carries the tag of the item as read (without its secret)`)
     t.equal(read.headers['cache-control'], 'no-store', 'credentials are still never stored')
     t.equal((await app.inject({ method: 'GET', url: path })).headers.etag, etag, `${path}: the same state, the same tag`)
 
