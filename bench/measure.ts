@@ -1,0 +1,135 @@
+/**
+ * How the bench measures: starts a server pinned to CPU 0 (when taskset
+ * exists), loads it with autocannon from this process, and reports each
+ * workload as the median of its runs, each run beside a baseline run taken
+ * just before it, with the server's CPU per answer and its peak RSS.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
+import { readFileSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
+import autocannon from 'autocannon'
+
+export const quick = process.argv.includes('--quick')
+export const DURATION = quick ? 3 : 10
+export const RUNS = quick ? 1 : 3
+/** Seconds of load before each measured workload: the JIT settles on the workload's hot paths (1 s left the first one measurably low). */
+const WARM_UP = quick ? 1 : 3
+export const CONNECTIONS = 50
+export const pinned = spawnSync('which', ['taskset']).status === 0
+/** Seconds of baseline load measured right before each run of a workload, which is compared with it. */
+const BASELINE_SECONDS = quick ? 2 : 5
+
+export const dist = fileURLToPath(new URL('..', import.meta.url))
+export interface Server { child: ChildProcess, base: string }
+
+export async function start (args: string[], env: Record<string, string>, port: number): Promise<Server> {
+  const command = pinned ? 'taskset' : process.execPath
+  const child = spawn(command, pinned ? ['-c', '0', process.execPath, ...args] : args, { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'inherit'] })
+  child.stdout!.resume()
+  const base = `http://127.0.0.1:${port}`
+  for (let i = 0; i < 200; i++) {
+    try {
+      if ((await fetch(`${base}/${args[1] === 'hello' ? 'hello' : 'health'}`)).status < 500) return { child, base }
+    } catch { /* not yet listening */ }
+    await new Promise(resolve => setTimeout(resolve, 100))
+  }
+  throw new Error(`server ${args.join(' ')} did not start`)
+}
+
+/** CPU seconds (user + system) the process has used so far, from /proc (clock ticks of 1/100 s). */
+function cpuSeconds (pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ')
+  // After the command name: field 14 (utime) and 15 (stime) of proc(5) are at 11 and 12.
+  return (Number(fields[11]) + Number(fields[12])) / 100
+}
+
+function rssMb (pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8')
+  return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024
+}
+
+export interface Workload {
+  name: string
+  method?: 'GET' | 'POST' | 'PATCH'
+  path: string
+  headers?: Record<string, string>
+  body?: string
+  expect?: number
+  /** `{id}` in the path becomes a random id up to this, per request (clients editing different records). */
+  ids?: number
+}
+export interface Figures {
+  rps: number
+  /** rps over the baseline's req/s measured just before this run: the machine's speed drifts, so each run has its own reference. */
+  ratio: number
+  baselineRps: number
+  p50: number
+  p99: number
+  rssMb: number
+  /** Share of its CPU the server used during the run: well under 1, the load generator was the limit, not the server. */
+  serverBusy: number
+  /** Server CPU per answer, in µs: what a request costs whoever is the bottleneck. */
+  cpuUs: number
+  /** The baseline's CPU per answer over this one's: the ratio the server alone would reach if both were CPU-bound. */
+  cpuRatio: number
+  errors: number
+}
+
+export const HELLO: Workload = { name: 'baseline', path: '/hello' }
+
+function load (server: Server, workload: Workload, duration: number): ReturnType<typeof autocannon> {
+  const { ids } = workload
+  return autocannon({
+    url: server.base + workload.path,
+    connections: CONNECTIONS,
+    duration,
+    method: workload.method ?? 'GET',
+    headers: workload.headers,
+    body: workload.body,
+    ...(ids === undefined
+      ? {}
+      : { requests: [{ setupRequest: (request: autocannon.Request) => ({ ...request, path: workload.path.replace('{id}', String(1 + Math.floor(Math.random() * ids))) }) }] })
+  })
+}
+
+interface Run { rps: number, p50: number, p99: number, rssMb: number, serverBusy: number, cpuUs: number, errors: number }
+
+async function run (server: Server, workload: Workload, duration: number): Promise<Run> {
+  const pid = server.child.pid!
+  let peak = 0
+  const sampler = setInterval(() => { peak = Math.max(peak, rssMb(pid)) }, 250)
+  const cpuBefore = cpuSeconds(pid)
+  const started = process.hrtime.bigint()
+  const result = await load(server, workload, duration)
+  const seconds = Number(process.hrtime.bigint() - started) / 1e9
+  const cpu = cpuSeconds(pid) - cpuBefore
+  clearInterval(sampler)
+  // Every answer must have the expected status; anything else is counted as an error.
+  const wrong = Object.entries(result.statusCodeStats ?? {}).filter(([code]) => Number(code) !== (workload.expect ?? 200)).reduce((n, [, stats]) => n + (stats.count ?? 0), 0)
+  return {
+    rps: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    rssMb: Math.round(peak),
+    serverBusy: cpu / seconds,
+    cpuUs: cpu * 1e6 / Math.max(1, result.requests.total),
+    errors: result.errors + result.timeouts + wrong
+  }
+}
+
+export async function measure (server: Server, workload: Workload, baseline: Server): Promise<Figures> {
+  const runs: Figures[] = []
+  await load(server, workload, WARM_UP)
+  for (let i = 0; i < RUNS; i++) {
+    const reference = server === baseline ? undefined : await run(baseline, HELLO, BASELINE_SECONDS)
+    const measured = await run(server, workload, DURATION)
+    runs.push({
+      ...measured,
+      ratio: measured.rps / (reference?.rps ?? measured.rps),
+      baselineRps: reference?.rps ?? measured.rps,
+      cpuRatio: (reference?.cpuUs ?? measured.cpuUs) / measured.cpuUs
+    })
+  }
+  runs.sort((a, b) => a.ratio - b.ratio || a.rps - b.rps)
+  return runs[Math.floor(runs.length / 2)]!
+}
