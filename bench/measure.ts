@@ -1,8 +1,8 @@
 /**
  * How the bench measures: starts a server pinned to CPU 0 (when taskset
  * exists), loads it with autocannon from this process, and reports each
- * workload as the median of its runs, each run beside a baseline run taken
- * just before it, with the server's CPU per answer and its peak RSS.
+ * workload as the median of its runs, each run taken in turns with baseline
+ * load, with the server's CPU per answer and its peak RSS.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { readFileSync } from 'node:fs'
@@ -16,8 +16,10 @@ export const RUNS = quick ? 1 : 3
 const WARM_UP = quick ? 1 : 3
 export const CONNECTIONS = 50
 export const pinned = spawnSync('which', ['taskset']).status === 0
-/** Seconds of baseline load measured right before each run of a workload, which is compared with it. */
-const BASELINE_SECONDS = quick ? 2 : 5
+/** Seconds of baseline load in each run of a workload, which is compared with it. */
+const BASELINE_SECONDS = quick ? 3 : 5
+/** Stretches each run's workload and baseline load are cut into, taken in turn (see measure). */
+const SLICES = quick ? 3 : 5
 
 export const dist = fileURLToPath(new URL('..', import.meta.url))
 export interface Server { child: ChildProcess, base: string }
@@ -60,7 +62,7 @@ export interface Workload {
 }
 export interface Figures {
   rps: number
-  /** rps over the baseline's req/s measured just before this run: the machine's speed drifts, so each run has its own reference. */
+  /** rps over the baseline's req/s measured in turns with this run: the machine's speed drifts, so each run has its own reference. */
   ratio: number
   baselineRps: number
   p50: number
@@ -92,11 +94,12 @@ function load (server: Server, workload: Workload, duration: number): ReturnType
   })
 }
 
-interface Run { rps: number, p50: number, p99: number, rssMb: number, serverBusy: number, cpuUs: number, errors: number }
+/** One stretch of load: its raw totals, so that the stretches of a run add up. */
+interface Slice { requests: number, seconds: number, cpu: number, p50: number, p99: number, rssMb: number, errors: number }
 
-async function run (server: Server, workload: Workload, duration: number): Promise<Run> {
+async function slice (server: Server, workload: Workload, duration: number): Promise<Slice> {
   const pid = server.child.pid!
-  let peak = 0
+  let peak = rssMb(pid)
   const sampler = setInterval(() => { peak = Math.max(peak, rssMb(pid)) }, 250)
   const cpuBefore = cpuSeconds(pid)
   const started = process.hrtime.bigint()
@@ -106,29 +109,46 @@ async function run (server: Server, workload: Workload, duration: number): Promi
   clearInterval(sampler)
   // Every answer must have the expected status; anything else is counted as an error.
   const wrong = Object.entries(result.statusCodeStats ?? {}).filter(([code]) => Number(code) !== (workload.expect ?? 200)).reduce((n, [, stats]) => n + (stats.count ?? 0), 0)
+  return { requests: result.requests.total, seconds, cpu, p50: result.latency.p50, p99: result.latency.p99, rssMb: Math.round(peak), errors: result.errors + result.timeouts + wrong }
+}
+
+const median = (values: readonly number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!
+
+/** A run's figures from its slices: rates over their sums; latency the median slice's, RSS the highest. */
+function summed (slices: readonly Slice[]): Omit<Figures, 'ratio' | 'baselineRps' | 'cpuRatio'> {
+  const requests = slices.reduce((n, part) => n + part.requests, 0)
+  const seconds = slices.reduce((n, part) => n + part.seconds, 0)
+  const cpu = slices.reduce((n, part) => n + part.cpu, 0)
   return {
-    rps: result.requests.average,
-    p50: result.latency.p50,
-    p99: result.latency.p99,
-    rssMb: Math.round(peak),
+    rps: requests / seconds,
+    p50: median(slices.map(part => part.p50)),
+    p99: median(slices.map(part => part.p99)),
+    rssMb: Math.max(...slices.map(part => part.rssMb)),
     serverBusy: cpu / seconds,
-    cpuUs: cpu * 1e6 / Math.max(1, result.requests.total),
-    errors: result.errors + result.timeouts + wrong
+    cpuUs: cpu * 1e6 / Math.max(1, requests),
+    errors: slices.reduce((n, part) => n + part.errors, 0)
   }
 }
 
+/**
+ * The median of RUNS runs. A run alternates SLICES stretches of baseline load
+ * with SLICES of the workload, so both see the same machine: on a shared VM the
+ * baseline alone swung from 13,000 to 34,000 req/s within minutes, and a
+ * baseline taken once before a 10 s run put that drift into the ratio.
+ */
 export async function measure (server: Server, workload: Workload, baseline: Server): Promise<Figures> {
   const runs: Figures[] = []
   await load(server, workload, WARM_UP)
   for (let i = 0; i < RUNS; i++) {
-    const reference = server === baseline ? undefined : await run(baseline, HELLO, BASELINE_SECONDS)
-    const measured = await run(server, workload, DURATION)
-    runs.push({
-      ...measured,
-      ratio: measured.rps / (reference?.rps ?? measured.rps),
-      baselineRps: reference?.rps ?? measured.rps,
-      cpuRatio: (reference?.cpuUs ?? measured.cpuUs) / measured.cpuUs
-    })
+    const references: Slice[] = []
+    const measured: Slice[] = []
+    for (let part = 0; part < SLICES; part++) {
+      if (server !== baseline) references.push(await slice(baseline, HELLO, BASELINE_SECONDS / SLICES))
+      measured.push(await slice(server, workload, DURATION / SLICES))
+    }
+    const figures = summed(measured)
+    const reference = references.length === 0 ? figures : summed(references)
+    runs.push({ ...figures, ratio: figures.rps / reference.rps, baselineRps: reference.rps, cpuRatio: reference.cpuUs / figures.cpuUs })
   }
   runs.sort((a, b) => a.ratio - b.ratio || a.rps - b.rps)
   return runs[Math.floor(runs.length / 2)]!

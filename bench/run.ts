@@ -1,7 +1,7 @@
 /**
  * npm run bench [-- --quick]: the service's throughput and latency with the
  * full production stack, as ratios to a bare Fastify baseline measured in the
- * same run on the same machine, right before each measured run (a shared
+ * same run on the same machine, in turns with each measured run (a shared
  * machine's speed drifts by tens of percent within minutes; a ratio against a
  * baseline taken at the start mixed that drift into every figure). The
  * servers are pinned to CPU 0 and the load generator (this process) to CPU 1
@@ -43,7 +43,7 @@ async function main (): Promise<void> {
     table.push(`${name.padEnd(34)} ${figures.rps.toFixed(0).padStart(8)} req/s  ratio ${figures.ratio.toFixed(3)} (baseline ${figures.baselineRps.toFixed(0)})  p50 ${String(figures.p50).padStart(4)} ms  p99 ${String(figures.p99).padStart(4)} ms  rss ${String(figures.rssMb).padStart(4)} MB  server busy ${(100 * figures.serverBusy).toFixed(0).padStart(3)}%  ${figures.cpuUs.toFixed(0).padStart(4)} µs/req  cpu ratio ${figures.cpuRatio.toFixed(3)}${figures.errors > 0 ? `  errors ${figures.errors}` : ''}`)
   }
 
-  // The baseline server stays up (idle between its runs) for the whole bench: every run of a workload is compared with a baseline run just before it.
+  // The baseline server stays up (idle between its runs) for the whole bench: every run of a workload is compared with baseline load taken in turns with it.
   const hello = await start([join(dist, 'bench/baseline.js'), 'hello', '3900'], {}, 3900)
   record('baseline: bare Fastify hello', await measure(hello, HELLO, hello))
   const fsync = await start([join(dist, 'bench/baseline.js'), 'insert', '3901', join(dir, 'bare.db')], {}, 3901)
