@@ -10,7 +10,7 @@
 import { hash } from 'node:crypto'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { PreconditionFailed } from '../errors.js'
-import { bodyTag, failsOnWeakTag, formatEntityTag, ifMatchFails, listIfMatchFailed, noneMatch, tagged, type EntityTag } from '../http/conditional.js'
+import { bodyTag, failsOnWeakTag, formatEntityTag, listIfMatchFailed, noneMatch, notModified, preconditionFailed, tagged, type EntityTag } from '../http/conditional.js'
 
 /** An item's strong tag: JSON.stringify of a view built the same way is the same text. */
 export function viewTag (view: object): EntityTag {
@@ -37,16 +37,16 @@ export async function sendAdminCreated (reply: FastifyReply, location: string, i
 /** An item's answer: 412 when If-Match names another state, else the item with its ETag, or 304 when the client holds it. */
 export async function sendAdminItem (request: FastifyRequest, reply: FastifyReply, noun: string, item: object): Promise<unknown> {
   const tag = viewTag(item)
-  if (ifMatchFails(request.headers['if-match'], tag) === true) throw changedSince(noun)
+  if (preconditionFailed(request.headers, tag) !== undefined) throw changedSince(noun)
   reply.header('etag', formatEntityTag(tag))
-  if (noneMatch(request.headers['if-none-match'], tag) === true) return await reply.code(304).send()
+  if (notModified(request.headers, tag)) return await reply.code(304).send()
   return item
 }
 
 /** Before an item is removed: If-Match must name its current state, and If-None-Match must not (`*`: it exists), or nothing is removed (412). */
 export function checkBeforeRemoving (request: FastifyRequest, noun: string, item: object): void {
   const tag = viewTag(item)
-  if (ifMatchFails(request.headers['if-match'], tag) === true) throw changedSince(noun)
+  if (preconditionFailed(request.headers, tag) !== undefined) throw changedSince(noun)
   if (noneMatch(request.headers['if-none-match'], tag) === true) {
     throw new PreconditionFailed(`If-None-Match names this ${noun}'s current state (or is *, and it exists); nothing was removed`)
   }

@@ -41,7 +41,7 @@ export function recordTag (epoch: string, id: number, version: number): EntityTa
  * fails. The comparison is strong, so a weak tag matches nothing; `*` asks
  * only that the representation exist.
  */
-export function ifMatchFails (header: string | undefined, current: EntityTag): boolean | undefined {
+function ifMatchFails (header: string | undefined, current: EntityTag): boolean | undefined {
   const tags = parseEntityTags(header)
   if (tags === undefined) return undefined
   return tags !== '*' && !tags.some(tag => !tag.weak && !current.weak && tag.opaque === current.opaque)
@@ -49,13 +49,14 @@ export function ifMatchFails (header: string | undefined, current: EntityTag): b
 
 /**
  * RFC 9110 §13.2.2 steps 1 and 2, for any method: If-Match names no current
- * tag, or, without If-Match, the record changed after If-Unmodified-Since.
- * Then the answer is 412 and the method is not performed.
+ * tag, or, without If-Match, the record changed after If-Unmodified-Since
+ * (ignored where there is no modification time). Then the answer is 412 and
+ * the method is not performed.
  */
-export function preconditionFailed (headers: IncomingHttpHeaders, current: EntityTag, lastModified: string): 'if-match' | 'if-unmodified-since' | undefined {
+export function preconditionFailed (headers: IncomingHttpHeaders, current: EntityTag, lastModified?: string): 'if-match' | 'if-unmodified-since' | undefined {
   const ifMatch = ifMatchFails(headers['if-match'], current)
   if (ifMatch !== undefined) return ifMatch ? 'if-match' : undefined
-  return modifiedAfter(lastModified, headers['if-unmodified-since']) === true ? 'if-unmodified-since' : undefined
+  return lastModified !== undefined && modifiedAfter(lastModified, headers['if-unmodified-since']) === true ? 'if-unmodified-since' : undefined
 }
 
 /** If-Match on a representation whose tag is weak (a list), known or not yet: it can hold only as `*`. */
