@@ -4,7 +4,7 @@
  * has-many relation. They speak only to the Store and know no resource.
  */
 import type { FastifyReply, FastifyRequest, RouteHandlerMethod } from 'fastify'
-import { invalid } from '../errors.js'
+import { annotate, invalid } from '../errors.js'
 import { formatEntityTag, httpDate, notModified, recordTag } from '../http/conditional.js'
 import { prefersMinimal } from '../http/prefer.js'
 import type { StoredRecord } from '../store/store.js'
@@ -64,8 +64,24 @@ export function resourceHandlers (model: Model, resource: Resource, { cursors, e
 
   const targetOf = (request: FastifyRequest): WriteTarget => ({ request, resource, id: (request.params as IdParams).id, epoch })
 
+  /**
+   * A PUT or PATCH body that failed its schema (the routes attach validation
+   * errors rather than answer them) is refused with every offending value:
+   * the schema's and also each read-only value it changes, which only the
+   * stored record can tell. A missing record still answers the schema's 400.
+   */
+  async function refuseInvalidBody (request: FastifyRequest): Promise<void> {
+    const error = request.validationError
+    if (error === undefined) return
+    const body = request.body
+    if (error.validationContext !== 'body' || typeof body !== 'object' || body === null || Array.isArray(body)) throw error
+    const current = await request.server.store.get(resource, targetOf(request).id, { where: visibility(request, resource) })
+    throw current === undefined ? error : annotate(error, { issues: readOnlyChanges(resource, body as Body, current) })
+  }
+
   /** Stores `values(current)` on the version read, under the request's preconditions. */
   async function save (request: FastifyRequest, reply: FastifyReply, values: (current: StoredRecord) => Body): Promise<unknown> {
+    await refuseInvalidBody(request)
     const target = targetOf(request)
     const where = visibility(request, resource)
     const record = await conditionally(target, async check => await request.server.store.update(resource, target.id, current => {

@@ -116,6 +116,8 @@ export async function resourceRoutes (app: FastifyInstance, { model, resource, m
     method: 'PUT',
     url: '/:id',
     handler: handlers.replace,
+    // The handler adds read-only values the body changed to the schema's issues.
+    attachValidation: true,
     config: { ...single, readOnly, accepts: [JSON_MEDIA_TYPE] },
     schema: {
       operationId: `replace${resource.typeName}`,
@@ -130,6 +132,8 @@ export async function resourceRoutes (app: FastifyInstance, { model, resource, m
     method: 'PATCH',
     url: '/:id',
     handler: handlers.update,
+    // The handler adds read-only values the body changed to the schema's issues.
+    attachValidation: true,
     config: { ...single, readOnly, accepts: [MERGE_PATCH_MEDIA_TYPE, JSON_MEDIA_TYPE] },
     schema: {
       operationId: `update${resource.typeName}`,

@@ -98,6 +98,31 @@ t.test('PUT accepts a GET body echoed back, refuses changed read-only fields', a
   t.equal(body(await app.inject({ method: 'GET', url: `/v1/projects/${created.id}` })).budget, 4, 'nothing changed')
 })
 
+t.test('a PUT or PATCH body with schema errors and changed read-only values names all of them', async t => {
+  const app = await buildTestApp(t)
+  const created = await createProject(app, { name: 'All of them', budget: 3 })
+  const url = `/v1/projects/${created.id}`
+  const tampered = { ...created, id: created.id + 1, createdAt: '2000-01-01T00:00:00.000Z', budget: 'lots', colour: 'red' }
+
+  const put = assertProblem(t, await app.inject({ method: 'PUT', url, payload: tampered }), 400, 'validation')
+  t.same(pointers(put), ['/budget', '/colour', '/createdAt', '/id'])
+  t.equal(put.detail, '4 values in the body are invalid')
+  t.same(put.errors.find((issue: { pointer: string }) => issue.pointer === '/id'),
+    { in: 'body', pointer: '/id', detail: 'is read-only; send it back unchanged or leave it out' })
+
+  const patch = assertProblem(t, await app.inject({ method: 'PATCH', url, payload: { id: 'seven', updatedAt: '2001-01-01T00:00:00.000Z', name: 5 } }), 400, 'validation')
+  t.same(pointers(patch), ['/id', '/name', '/updatedAt'], 'one issue per value: a mistyped id is named once, by its type')
+  t.same(patch.errors.find((issue: { pointer: string }) => issue.pointer === '/id'), { in: 'body', pointer: '/id', detail: 'must be integer, not string' })
+
+  const echoed = assertProblem(t, await app.inject({ method: 'PATCH', url, payload: { id: created.id, createdAt: created.createdAt, budget: 'lots' } }), 400)
+  t.same(pointers(echoed), ['/budget'], 'read-only values echoed unchanged are not issues')
+
+  const missing = assertProblem(t, await app.inject({ method: 'PUT', url: '/v1/projects/777', payload: tampered }), 400, 'validation')
+  t.same(pointers(missing), ['/budget', '/colour'], 'with no record to compare, the schema issues alone')
+  assertProblem(t, await app.inject({ method: 'PATCH', url: '/v1/projects/abc', payload: { id: 1, budget: 'x' } }), 400)
+  t.equal(body(await app.inject({ method: 'GET', url })).budget, 3, 'nothing changed')
+})
+
 t.test('PATCH applies JSON Merge Patch', async t => {
   const app = await buildTestApp(t)
   const created = await createProject(app, { name: 'Patchy', description: 'desc', active: false, budget: 10, tags: ['a'] })
