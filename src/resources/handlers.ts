@@ -10,7 +10,7 @@ import { prefersMinimal } from '../http/prefer.js'
 import type { StoredRecord } from '../store/store.js'
 import type { CursorCodec } from './cursor.js'
 import { itemPath, represent } from './links.js'
-import { sendList } from './list-handler.js'
+import { refuseInvalidQuery, sendList } from './list-handler.js'
 import type { ChildLink, Model, Resource } from './model.js'
 import { checkUnchanged, conditionally, load, type WriteTarget } from './preconditions.js'
 import { stamped, visibility } from './visibility.js'
@@ -95,6 +95,7 @@ export function resourceHandlers (model: Model, resource: Resource, { cursors, e
 
   return {
     async list (request, reply) {
+      refuseInvalidQuery(request, resource, cursors)
       return await sendList(request, reply, resource, [], cursors)
     },
 
@@ -128,6 +129,7 @@ export function resourceHandlers (model: Model, resource: Resource, { cursors, e
     listChildren (link: ChildLink): RouteHandlerMethod {
       const child = model.get(link.child)
       return async function listRelated (request, reply) {
+        refuseInvalidQuery(request, child, cursors)
         const { id } = request.params as IdParams
         await load({ request, resource, id })
         return await sendList(request, reply, child, [{ field: link.foreignKey, op: 'eq', value: id }], cursors)

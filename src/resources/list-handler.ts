@@ -9,6 +9,7 @@
  * tag satisfies no If-Match but `*`: any other is 412 before the store is read.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify'
+import { annotate } from '../errors.js'
 import { bodyTag, failsOnWeakTag, listIfMatchFailed, tagged } from '../http/conditional.js'
 import { chosenCoding, COMPRESSION_THRESHOLD, encode, type Coding } from '../http/content-coding.js'
 import { instanceOf } from '../http/instance.js'
@@ -18,7 +19,7 @@ import type { Condition } from './define.js'
 import type { CursorCodec } from './cursor.js'
 import { cursorLinks, pageLinks, represent } from './links.js'
 import type { Resource } from './model.js'
-import { parseListQuery, positionOf } from './query.js'
+import { listQueryIssues, parseListQuery, positionOf } from './query.js'
 import { visibility } from './visibility.js'
 
 /** A sparse fieldset keeps id and links, and only the named fields. */
@@ -69,6 +70,19 @@ function render (reply: FastifyReply, target: Resource, read: readonly StoredRec
 function searchOf (url: string): string {
   const query = url.indexOf('?')
   return query === -1 ? '' : url.slice(query + 1)
+}
+
+/**
+ * A list's query string that failed its schema (the list routes attach
+ * validation errors rather than answer them) is refused with every offending
+ * parameter: the schema's and also the sort keys, filter and field names and
+ * cursor it could not check. Before anything is read, a parent included.
+ */
+export function refuseInvalidQuery (request: FastifyRequest, target: Resource, cursors: CursorCodec): void {
+  const error = request.validationError
+  if (error === undefined) return
+  if (error.validationContext !== 'querystring') throw error
+  throw annotate(error, { issues: listQueryIssues(target, request.query as Record<string, unknown>, { now: new Date(), cursors }) })
 }
 
 export async function sendList (request: FastifyRequest, reply: FastifyReply, target: Resource, scope: Condition[], cursors: CursorCodec): Promise<unknown> {

@@ -129,17 +129,34 @@ function cursorPosition (raw: RawQuery, sort: string, cursors: CursorCodec, issu
   return position.values
 }
 
-export function parseListQuery (resource: Resource, raw: RawQuery, context: ListContext): ListRequest {
-  const issues: ProblemIssue[] = []
+/** What the schema cannot check of a query, read; every problem found goes to `issues`. */
+function checkListQuery (resource: Resource, raw: RawQuery, context: ListContext, issues: ProblemIssue[]) {
   const nul = hasNul(raw)
   if (nul !== undefined) issues.push(issue(nul, 'must not contain NUL characters'))
   const orderBy = parseSort(resource, raw.sort, issues)
   const sort = canonicalSort(orderBy)
   const where = [...namedFilters(resource, raw.filter, context.now, issues), ...fieldFilters(resource, raw)]
   const fields = sparseFields(resource, raw.fields, issues)
-  const mode = raw.cursor === undefined ? 'page' : 'cursor'
+  const mode: ListRequest['mode'] = raw.cursor === undefined ? 'page' : 'cursor'
   if (mode === 'cursor' && raw.page !== undefined) issues.push(issue('cursor', 'cannot be combined with page; use one or the other'))
   const after = cursorPosition(raw, sort, context.cursors, issues)
+  return { orderBy, sort, where, fields, mode, after }
+}
+
+/**
+ * The problems of a query the schema has already refused, beyond those it
+ * found (sort keys, filter names, field names, cursors), so that one 400
+ * names them all.
+ */
+export function listQueryIssues (resource: Resource, raw: RawQuery, context: ListContext): ProblemIssue[] {
+  const issues: ProblemIssue[] = []
+  checkListQuery(resource, raw, context, issues)
+  return issues
+}
+
+export function parseListQuery (resource: Resource, raw: RawQuery, context: ListContext): ListRequest {
+  const issues: ProblemIssue[] = []
+  const { orderBy, sort, where, fields, mode, after } = checkListQuery(resource, raw, context, issues)
   if (issues.length > 0) throw invalid(issues)
 
   const page = typeof raw.page === 'number' ? raw.page : 1

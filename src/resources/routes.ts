@@ -78,6 +78,8 @@ export async function resourceRoutes (app: FastifyInstance, { model, resource, m
     method: 'GET',
     url: '/',
     handler: handlers.list,
+    // The handler adds what the schema cannot check (sort keys, filters…) to its issues.
+    attachValidation: true,
     schema: {
       operationId: `list${resource.pluralTypeName}`,
       summary: `List ${resource.collection}`,
@@ -165,6 +167,7 @@ export async function resourceRoutes (app: FastifyInstance, { model, resource, m
       method: 'GET',
       url: `/:id/${link.name}`,
       handler: handlers.listChildren(link),
+      attachValidation: true,
       schema: {
         operationId: `list${relation}`,
         summary: `List the ${link.name} of a ${name}`,

@@ -289,6 +289,25 @@ t.test('unknown query parameters are 400 naming each', async t => {
   t.same(pointers(problem), ['/colour', '/pge'])
 })
 
+t.test('one 400 names every bad parameter: those the schema refuses and the sort, filter, fields and cursor it cannot check', async t => {
+  const app = await buildTestApp(t)
+  const all = assertProblem(t, await get(app, '/v1/tasks?limit=0&colour=red&status=lost&sort=bogus&filter=nope&fields=name,qq&cursor=forged'), 400, 'validation')
+  t.same(pointers(all), ['/colour', '/cursor', '/fields', '/filter', '/limit', '/sort', '/status'])
+  t.equal(all.detail, '7 values in the query are invalid')
+  t.same(all.errors.find((issue: Json) => issue.pointer === '/filter'), { in: 'query', pointer: '/filter', detail: 'unknown filter "nope"; known: active, overdue' })
+
+  const project = body(await post(app, '/v1/projects', { name: 'Parent' }))
+  const related = assertProblem(t, await get(app, `/v1/projects/${project.id}/tasks?page=0&sort=-bogus`), 400, 'validation')
+  t.same(pointers(related), ['/page', '/sort'], 'a related collection names them all too')
+  const orphan = assertProblem(t, await get(app, '/v1/projects/999/tasks?page=0&sort=-bogus'), 400, 'validation')
+  t.same(pointers(orphan), ['/page', '/sort'], 'the query is refused before the parent is looked up')
+  assertProblem(t, await get(app, '/v1/projects/abc/tasks?page=0'), 400)
+
+  const head = await app.inject({ method: 'HEAD', url: '/v1/tasks?limit=0&sort=bogus' })
+  t.equal(head.statusCode, 400, 'HEAD refuses it as GET does')
+  t.equal((await get(app, '/v1/tasks?limit=5&sort=-priority&filter=active&fields=name')).statusCode, 200)
+})
+
 t.test('a route that declares no query parameters refuses any, naming it, before doing anything', async t => {
   const app = await buildTestApp(t)
   const project = body(await post(app, '/v1/projects', { name: 'queried' }))
