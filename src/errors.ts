@@ -128,7 +128,9 @@ export function annotationOf (error: unknown): ProblemAnnotation {
  */
 export function issuesSummary (issues: readonly ProblemIssue[], where?: string): string {
   if (issues.length === 1) return `${issues[0]!.pointer || issues[0]!.in} ${issues[0]!.detail}`
-  return `${issues.length} values ${where === undefined ? '' : `in the ${where} `}are invalid`
+  // Issues all in one place say where, whichever check found them.
+  const place = where ?? (issues.every(issue => issue.in === issues[0]?.in) ? issues[0]?.in : undefined)
+  return `${issues.length} values ${place === undefined ? '' : `in the ${place} `}are invalid`
 }
 
 /** A 400 that names every offending value; the handler turns `issues` into `errors`. */
