@@ -5,7 +5,8 @@
  */
 import { Type, type Static } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
-import { invalid, ResourceNotFound } from '../errors.js'
+import { ResourceNotFound, type ProblemIssue } from '../errors.js'
+import { bodyMembers, refuseWithAll } from '../http/attached-validation.js'
 import { Id } from '../resources/derive.js'
 import { withProblemExample } from '../resources/problem-examples.js'
 import { ADMIN_ITEM_HEADERS, ADMIN_ITEM_READ, ADMIN_LIST_HEADERS, ADMIN_LIST_READ, ADMIN_REMOVE, jsonResponse, listProblems, LOCATION, notModified, problemResponses } from '../resources/responses.js'
@@ -107,22 +108,23 @@ export const adminConfig = { scope: ADMIN_SCOPE }
 export const adminWriteConfig = { ...adminConfig, accepts: ['application/json'] }
 
 export async function adminRoutes (app: FastifyInstance, { knownScopes }: AdminRoutesOptions): Promise<void> {
-  const checkScopes = (scopes: readonly string[]): void => {
-    const unknown = scopes.map((scope, index) => ({ scope, index })).filter(({ scope }) => !knownScopes.includes(scope))
-    if (unknown.length > 0) {
-      throw invalid(unknown.map(({ scope, index }) => ({ in: 'body', pointer: `/scopes/${index}`, detail: `"${scope}" is not a scope of this service` })))
-    }
-  }
+  /** Every scope of a body that this service does not have (read from a body that may have failed its schema). */
+  const unknownScopes = (scopes: unknown): ProblemIssue[] => !Array.isArray(scopes)
+    ? []
+    : scopes.flatMap((scope: unknown, index) => typeof scope === 'string' && !knownScopes.includes(scope)
+      ? [{ in: 'body' as const, pointer: `/scopes/${index}`, detail: `"${scope}" is not a scope of this service` }]
+      : [])
 
   app.post('/api-keys', {
     config: adminWriteConfig,
+    // The handler's own checks (scopes, expiry) join the schema's issues in one 400.
+    attachValidation: true,
     schema: adminCreateOperation('api-keys', 'createApiKey', 'Create an API key', { body: 'ApiKeyCreate', created: 'ApiKeyCreated', shown: 'The key, shown only now.' })
   }, async function createApiKey (request, reply) {
+    const { scopes, expiresAt } = bodyMembers(request)
+    const expired = typeof expiresAt === 'string' && Date.parse(expiresAt) <= Date.now()
+    refuseWithAll(request, 'body', [...unknownScopes(scopes), ...(expired ? [{ in: 'body' as const, pointer: '/expiresAt', detail: 'must be in the future' }] : [])])
     const body = request.body as Static<typeof ApiKeyCreate>
-    checkScopes(body.scopes)
-    if (body.expiresAt !== undefined && Date.parse(body.expiresAt) <= Date.now()) {
-      throw invalid([{ in: 'body', pointer: '/expiresAt', detail: 'must be in the future' }])
-    }
     const { key, prefix, hash } = newApiKey()
     const record = await app.store.credentials.createApiKey({
       name: body.name, prefix, hash, scopes: body.scopes, ...(body.expiresAt === undefined ? {} : { expiresAt: new Date(body.expiresAt).toISOString() })
@@ -145,10 +147,11 @@ export async function adminRoutes (app: FastifyInstance, { knownScopes }: AdminR
 
   app.post('/clients', {
     config: adminWriteConfig,
+    attachValidation: true,
     schema: adminCreateOperation('clients', 'createClient', 'Create an OAuth client', { body: 'ClientCreate', created: 'ClientCreated', shown: 'The client and its secret, shown only now.' })
   }, async function createClient (request, reply) {
+    refuseWithAll(request, 'body', unknownScopes(bodyMembers(request).scopes))
     const body = request.body as Static<typeof ClientCreate>
-    checkScopes(body.scopes)
     const { clientId, clientSecret } = newClientCredentials()
     const record = await app.store.credentials.createClient({ clientId, name: body.name, scopes: body.scopes, secretHash: await hashClientSecret(clientSecret) })
     return await sendAdminCreated(reply, `/v1/clients/${record.id}`, clientView(record), { clientSecret })

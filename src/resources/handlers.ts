@@ -4,7 +4,8 @@
  * has-many relation. They speak only to the Store and know no resource.
  */
 import type { FastifyReply, FastifyRequest, RouteHandlerMethod } from 'fastify'
-import { annotate, invalid } from '../errors.js'
+import { invalid } from '../errors.js'
+import { bodyMembers, refuseWithAll } from '../http/attached-validation.js'
 import { formatEntityTag, httpDate, notModified, recordTag } from '../http/conditional.js'
 import { prefersMinimal } from '../http/prefer.js'
 import type { StoredRecord } from '../store/store.js'
@@ -73,10 +74,10 @@ export function resourceHandlers (model: Model, resource: Resource, { cursors, e
   async function refuseInvalidBody (request: FastifyRequest): Promise<void> {
     const error = request.validationError
     if (error === undefined) return
-    const body = request.body
-    if (error.validationContext !== 'body' || typeof body !== 'object' || body === null || Array.isArray(body)) throw error
+    // A malformed id: no record to compare with.
+    if (error.validationContext !== 'body') throw error
     const current = await request.server.store.get(resource, targetOf(request).id, { where: visibility(request, resource) })
-    throw current === undefined ? error : annotate(error, { issues: readOnlyChanges(resource, body as Body, current) })
+    refuseWithAll(request, 'body', current === undefined ? [] : readOnlyChanges(resource, bodyMembers(request), current))
   }
 
   /** Stores `values(current)` on the version read, under the request's preconditions. */

@@ -9,7 +9,7 @@
  * tag satisfies no If-Match but `*`: any other is 412 before the store is read.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import { annotate } from '../errors.js'
+import { refuseWithAll } from '../http/attached-validation.js'
 import { bodyTag, failsOnWeakTag, listIfMatchFailed, tagged } from '../http/conditional.js'
 import { chosenCoding, COMPRESSION_THRESHOLD, encode, type Coding } from '../http/content-coding.js'
 import { instanceOf } from '../http/instance.js'
@@ -79,10 +79,8 @@ function searchOf (url: string): string {
  * cursor it could not check. Before anything is read, a parent included.
  */
 export function refuseInvalidQuery (request: FastifyRequest, target: Resource, cursors: CursorCodec): void {
-  const error = request.validationError
-  if (error === undefined) return
-  if (error.validationContext !== 'querystring') throw error
-  throw annotate(error, { issues: listQueryIssues(target, request.query as Record<string, unknown>, { now: new Date(), cursors }) })
+  if (request.validationError === undefined) return
+  refuseWithAll(request, 'querystring', listQueryIssues(target, request.query as Record<string, unknown>, { now: new Date(), cursors }))
 }
 
 export async function sendList (request: FastifyRequest, reply: FastifyReply, target: Resource, scope: Condition[], cursors: CursorCodec): Promise<unknown> {

@@ -3,7 +3,7 @@ import { hashApiKey } from '../../src/auth/secrets.js'
 import { resources } from '../../schemas/index.js'
 import { buildModel } from '../../src/resources/model.js'
 import { openStore } from '../../src/store/open.js'
-import { assertProblem, bearer, body, buildTestApp, logCollector, post, testStoreOptions } from '../helper.js'
+import { assertProblem, bearer, body, buildTestApp, logCollector, pointers, post, testStoreOptions } from '../helper.js'
 
 const basic = (id: string, secret: string): string => `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}`
 const form = 'application/x-www-form-urlencoded'
@@ -65,6 +65,11 @@ t.test('API keys: expiry, bad scopes, admin only', async t => {
   t.same(typo.errors, [{ in: 'body', pointer: '/scopes/1', detail: '"project:write" is not a scope of this service' }])
   const typos = assertProblem(t, await post(app, '/v1/api-keys', { name: 'x', scopes: ['project:read', 'project:write'] }), 400)
   t.equal(typos.detail, '2 values in the body are invalid', 'says where, as the schema\'s own 400s do')
+  const everything = assertProblem(t, await post(app, '/v1/api-keys', { name: 5, scopes: ['admin', 'bogus:read'], expiresAt: '2020-01-01T00:00:00Z' }), 400, 'validation')
+  t.same(pointers(everything), ['/expiresAt', '/name', '/scopes/1'], 'the schema\'s faults, an unknown scope and a past expiry in one 400')
+  const client = assertProblem(t, await post(app, '/v1/clients', { scopes: ['nope'] }), 400, 'validation')
+  t.same(client.errors, [{ in: 'body', pointer: '/name', detail: 'is required' }, { in: 'body', pointer: '/scopes/0', detail: '"nope" is not a scope of this service' }])
+  assertProblem(t, await post(app, '/v1/api-keys', ['admin']), 400)
   assertProblem(t, await post(app, '/v1/api-keys', { name: 'x', scopes: [] }), 400)
   assertProblem(t, await post(app, '/v1/api-keys', { name: 'x', scopes: ['admin'], key: 'rsy_mine' }), 400)
   const user = bearer({ sub: 'u', scope: 'projects:read projects:write' })
