@@ -73,7 +73,7 @@ export function toProblem (error: unknown, context: ProblemContext): ProblemAnsw
   if (Array.isArray(err.validation)) {
     const where = LOCATIONS[err.validationContext ?? 'body'] ?? 'body'
     const issues = describeAjvErrors(err.validation, where, context.readOnly ?? [])
-    // Issues the schema cannot see (a changed read-only value) join those it found, one per value.
+    // Issues only the handler can find (attached-validation.ts) join those the schema found, one per value.
     const more = (annotationOf(error).issues ?? []).filter(issue => !issues.some(found => found.pointer === issue.pointer))
     issues.push(...more)
     return { status: 400, body: problemBody(400, issuesSummary(issues, where), context, { slug: 'validation', title: 'Request is invalid' }, issues), unexpected: false }

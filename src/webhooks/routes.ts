@@ -93,12 +93,19 @@ export async function webhookRoutes (app: FastifyInstance, { collections, allowP
     const { url, events } = bodyMembers(request)
     // A pattern that is not a string is the schema's to name: read as `*`, it keeps the others' indices and adds nothing.
     const issues = Array.isArray(events) ? patternIssues(events.map((event: unknown) => typeof event === 'string' ? event : '*'), collections) : []
-    if (typeof url === 'string' && URL.canParse(url)) {
-      try {
-        await resolveTarget(new URL(url), allowPrivate)
-      } catch (error) {
-        if (!(error instanceof TargetRefused)) throw error
-        issues.unshift({ in: 'body', pointer: '/url', detail: error.message })
+    if (typeof url === 'string') {
+      // The schema's `uri` format lets pass what WHATWG URL refuses, such as a port above 65535.
+      const target = URL.canParse(url) ? new URL(url) : undefined
+      if (target === undefined) {
+        issues.unshift({ in: 'body', pointer: '/url', detail: 'is not a URL this service can send to' })
+      } else if (target.protocol === 'http:' || target.protocol === 'https:') {
+        // Any other scheme the schema has refused: only an address events could go to is looked up.
+        try {
+          await resolveTarget(target, allowPrivate)
+        } catch (error) {
+          if (!(error instanceof TargetRefused)) throw error
+          issues.unshift({ in: 'body', pointer: '/url', detail: error.message })
+        }
       }
     }
     refuseWithAll(request, 'body', issues)

@@ -160,6 +160,10 @@ t.test('private targets are refused at registration and at delivery', async t =>
   assertProblem(t, await post(strict, '/v1/webhooks', { url: 'ftp://example.com/', events: ['*'] }), 400)
   const everything = assertProblem(t, await post(strict, '/v1/webhooks', { url: 'http://10.1.2.3/', events: ['widgets.created', 5], colour: 'red' }), 400, 'validation')
   t.same(pointers(everything), ['/colour', '/events/0', '/events/1', '/url'], 'one 400 names the schema\'s faults and the address and event checks\' together')
+  for (const url of ['http://[::1]:99999/', 'https://93.184.215.14:70000/hook']) {
+    const unparsable = assertProblem(t, await post(strict, '/v1/webhooks', { url, events: ['*'] }), 400, 'validation')
+    t.same(unparsable.errors, [{ in: 'body', pointer: '/url', detail: 'is not a URL this service can send to' }], `${url}: a port JSON Schema's uri lets pass`)
+  }
   t.equal(body(await strict.inject({ method: 'GET', url: '/v1/webhooks' })).length, 0, 'nothing was subscribed')
   const noAdmin = await post(strict, '/v1/webhooks', { url: 'https://93.184.215.14/hook', events: ['*'] }, { authorization: bearer({ sub: 'reader', scope: 'projects:read' }) })
   t.ok([401, 403].includes(noAdmin.statusCode))
