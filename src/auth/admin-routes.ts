@@ -115,6 +115,15 @@ export async function adminRoutes (app: FastifyInstance, { knownScopes }: AdminR
       ? [{ in: 'body' as const, pointer: `/scopes/${index}`, detail: `"${scope}" is not a scope of this service` }]
       : [])
 
+  /** What an API key's expiry must be beyond a date-time: a moment JavaScript can hold, in the future. */
+  const expiryIssues = (expiresAt: unknown): ProblemIssue[] => {
+    if (typeof expiresAt !== 'string') return []
+    const expiry = Date.parse(expiresAt)
+    // RFC 3339 allows a leap second (23:59:60), which Date cannot hold.
+    if (Number.isNaN(expiry)) return [{ in: 'body', pointer: '/expiresAt', detail: 'is not a moment this service can store; a leap second (:60) is not accepted' }]
+    return expiry <= Date.now() ? [{ in: 'body', pointer: '/expiresAt', detail: 'must be in the future' }] : []
+  }
+
   app.post('/api-keys', {
     config: adminWriteConfig,
     // The handler's own checks (scopes, expiry) join the schema's issues in one 400.
@@ -122,8 +131,7 @@ export async function adminRoutes (app: FastifyInstance, { knownScopes }: AdminR
     schema: adminCreateOperation('api-keys', 'createApiKey', 'Create an API key', { body: 'ApiKeyCreate', created: 'ApiKeyCreated', shown: 'The key, shown only now.' })
   }, async function createApiKey (request, reply) {
     const { scopes, expiresAt } = bodyMembers(request)
-    const expired = typeof expiresAt === 'string' && Date.parse(expiresAt) <= Date.now()
-    refuseWithAll(request, 'body', [...unknownScopes(scopes), ...(expired ? [{ in: 'body' as const, pointer: '/expiresAt', detail: 'must be in the future' }] : [])])
+    refuseWithAll(request, 'body', [...unknownScopes(scopes), ...expiryIssues(expiresAt)])
     const body = request.body as Static<typeof ApiKeyCreate>
     const { key, prefix, hash } = newApiKey()
     const record = await app.store.credentials.createApiKey({

@@ -59,6 +59,8 @@ t.test('API keys: expiry, bad scopes, admin only', async t => {
 
   const past = assertProblem(t, await post(app, '/v1/api-keys', { name: 'x', scopes: ['admin'], expiresAt: '2020-01-01T00:00:00Z' }), 400)
   t.equal(past.errors[0].pointer, '/expiresAt')
+  const leap = assertProblem(t, await post(app, '/v1/api-keys', { name: 'x', scopes: ['admin'], expiresAt: '2999-12-31T23:59:60Z' }), 400, 'validation')
+  t.same(leap.errors, [{ in: 'body', pointer: '/expiresAt', detail: 'is not a moment this service can store; a leap second (:60) is not accepted' }], 'a leap second is valid RFC 3339 but no Date: a 400, not a 500')
   const future = await post(app, '/v1/api-keys', { name: 'x', scopes: ['admin'], expiresAt: '2999-01-01T00:00:00Z' })
   t.equal(body(future).expiresAt, '2999-01-01T00:00:00.000Z')
   const typo = assertProblem(t, await post(app, '/v1/api-keys', { name: 'x', scopes: ['projects:read', 'project:write'] }), 400)
