@@ -82,7 +82,7 @@ export function stringEnum<T extends string> (values: readonly T[], options: Sch
  * TypeBox spells a closed set of strings as a union of literals (`anyOf` of
  * `const`s). The equivalent `enum` gives clearer validation messages and
  * cleaner OpenAPI (generated clients see one string union), so fields are
- * normalised to it, at any depth.
+ * normalised to it, at any depth; and integers get safe bounds.
  */
 export function normalizeSchema (schema: TSchema): TSchema {
   const options = schema.anyOf as TSchema[] | undefined
@@ -91,6 +91,12 @@ export function normalizeSchema (schema: TSchema): TSchema {
     return { ...rest, type: 'string', enum: options.map(option => option.const as string) } as TSchema
   }
   const result: TSchema = { ...schema }
+  // JSON numbers beyond 2^53 reach JavaScript rounded (9007199254740993 → …992): an integer field
+  // without its own bounds keeps to the values it can hold exactly, so no such number is stored changed.
+  if (schema.type === 'integer') {
+    if (schema.minimum === undefined && schema.exclusiveMinimum === undefined) result.minimum = Number.MIN_SAFE_INTEGER
+    if (schema.maximum === undefined && schema.exclusiveMaximum === undefined) result.maximum = Number.MAX_SAFE_INTEGER
+  }
   if (schema.items !== undefined && !Array.isArray(schema.items)) result.items = normalizeSchema(schema.items as TSchema)
   if (schema.properties !== undefined) {
     result.properties = Object.fromEntries(Object.entries(schema.properties as Record<string, TSchema>).map(([name, property]) => [name, normalizeSchema(property)]))

@@ -1,4 +1,6 @@
+import { Type } from '@sinclair/typebox'
 import t from 'tap'
+import { defineResource } from '../../src/resources/define.js'
 import { assertProblem, body, buildTestApp, createProject, pointers, post } from '../helper.js'
 
 t.test('every offending property is named, not just the first', async t => {
@@ -113,6 +115,28 @@ t.test('strings a database cannot hold exactly are refused, not altered', async 
   t.equal(body(pair).name, 'smile 😀')
   const unicode = await post(app, '/v1/projects', { name: 'Ünïcødé ✓ 中文' })
   t.equal(body(unicode).name, 'Ünïcødé ✓ 中文', 'stored exactly')
+})
+
+t.test('integers JavaScript cannot hold exactly are refused, not rounded', async t => {
+  const counter = defineResource({
+    collection: 'counters',
+    fields: Type.Object({ name: Type.String(), count: Type.Optional(Type.Integer()), steps: Type.Optional(Type.Array(Type.Integer())), floor: Type.Optional(Type.Integer({ exclusiveMinimum: 0 })) })
+  })
+  const app = await buildTestApp(t, { definitions: [counter] })
+  // 2^53 + 1 arrives from JSON.parse as 2^53: without a bound it would be stored one less than sent.
+  const beyond = await app.inject({ method: 'POST', url: '/v1/counters', payload: '{"name":"a","count":9007199254740993,"steps":[1,-9007199254740993]}', headers: { 'content-type': 'application/json' } })
+  const problem = assertProblem(t, beyond, 400, 'validation')
+  t.same(problem.errors, [
+    { in: 'body', pointer: '/count', detail: 'must be <= 9007199254740991' },
+    { in: 'body', pointer: '/steps/1', detail: 'must be >= -9007199254740991' }
+  ])
+  const edge = await post(app, '/v1/counters', { name: 'b', count: Number.MAX_SAFE_INTEGER, steps: [Number.MIN_SAFE_INTEGER], floor: 1 })
+  t.equal(edge.statusCode, 201)
+  t.same([body(edge).count, body(edge).steps], [Number.MAX_SAFE_INTEGER, [Number.MIN_SAFE_INTEGER]], 'the largest safe integers are kept exactly')
+  const document = body(await app.inject({ method: 'GET', url: '/openapi.json' }))
+  const count = document.components.schemas.Counter.properties.count
+  t.same([count.minimum, count.maximum], [Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER], 'the bounds are documented')
+  t.same(document.components.schemas.Counter.properties.floor, { type: 'integer', exclusiveMinimum: 0, maximum: Number.MAX_SAFE_INTEGER }, 'a bound the definition gives is kept')
 })
 
 t.test('a wrong type names what was sent, so null on a required field and "2" for 2 explain themselves', async t => {
