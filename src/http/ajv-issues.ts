@@ -28,6 +28,8 @@ function jsonTypeOf (value: unknown): string {
   if (value === null) return 'null'
   if (Array.isArray(value)) return 'array'
   if (typeof value === 'number' && Number.isInteger(value)) return 'integer'
+  // JSON.parse reads 1e309 as Infinity, which JSON Schema's number excludes: "not number" would puzzle.
+  if (typeof value === 'number' && !Number.isFinite(value)) return 'a number beyond ±1.8e308'
   return typeof value
 }
 

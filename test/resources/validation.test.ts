@@ -139,6 +139,12 @@ t.test('integers JavaScript cannot hold exactly are refused, not rounded', async
   t.same(document.components.schemas.Counter.properties.floor, { type: 'integer', exclusiveMinimum: 0, maximum: Number.MAX_SAFE_INTEGER }, 'a bound the definition gives is kept')
 })
 
+t.test('a number beyond a double, which JSON.parse reads as Infinity, is refused saying so', async t => {
+  const app = await buildTestApp(t)
+  const huge = await app.inject({ method: 'POST', url: '/v1/projects', payload: '{"name":"a","budget":1e309}', headers: { 'content-type': 'application/json' } })
+  t.same(assertProblem(t, huge, 400, 'validation').errors, [{ in: 'body', pointer: '/budget', detail: 'must be number, not a number beyond ±1.8e308' }])
+})
+
 t.test('a wrong type names what was sent, so null on a required field and "2" for 2 explain themselves', async t => {
   const app = await buildTestApp(t)
   const project = await createProject(app, { name: 'typed' })
