@@ -46,6 +46,11 @@ t.test('an Accept that allows problem+json but not JSON is 406 where the answer 
   assertProblem(t, await app.inject({ method: 'GET', url: '/v1/projects?limit=0', headers: { accept } }), 400)
   assertProblem(t, await app.inject({ method: 'GET', url: '/v1/projects/0', headers: { accept } }), 400)
   assertProblem(t, await app.inject({ method: 'POST', url: '/v1/projects', headers: { ...json, accept }, payload: '{"colour":"red"}' }), 400)
+  const kept = await createProject(app, { name: 'kept' })
+  assertProblem(t, await app.inject({ method: 'PATCH', url: `/v1/projects/${kept.id}`, headers: { ...json, accept }, payload: '{"budget":"lots"}' }), 400)
+  assertProblem(t, await app.inject({ method: 'PUT', url: `/v1/projects/${kept.id}`, headers: { ...json, accept }, payload: '{"id":1}' }), 400)
+  assertProblem(t, await app.inject({ method: 'POST', url: `/v1/projects/${kept.id}/tasks`, headers: { ...json, accept }, payload: '{"name":5}' }), 400)
+  assertProblem(t, await app.inject({ method: 'POST', url: '/v1/api-keys', headers: { ...json, accept }, payload: '{"name":5}' }), 400)
   assertProblem(t, await app.inject({ method: 'POST', url: '/v1/projects', headers: { 'content-type': 'text/plain', accept }, payload: 'x' }), 415)
 })
 
