@@ -66,25 +66,27 @@ export function resourceHandlers (model: Model, resource: Resource, { cursors, e
   const targetOf = (request: FastifyRequest): WriteTarget => ({ request, resource, id: (request.params as IdParams).id, epoch })
 
   /**
-   * A PUT or PATCH body that failed its schema (the routes attach validation
-   * errors rather than answer them) is refused with every offending value:
-   * the schema's and also each read-only value it changes, which only the
-   * stored record can tell. A missing record still answers the schema's 400.
+   * A body that failed its schema (the write routes attach validation errors
+   * rather than answer them) is refused with every offending value: the
+   * schema's, and those only the database can tell: a foreign key to a
+   * missing row and, given the stored record, a read-only value changed.
    */
-  async function refuseInvalidBody (request: FastifyRequest): Promise<void> {
+  async function refuseInvalidBody (request: FastifyRequest, target: Resource, stored?: () => Promise<StoredRecord | undefined>): Promise<void> {
     const error = request.validationError
     if (error === undefined) return
-    // A malformed id: no record to compare with.
+    // A malformed id: nothing to look up.
     if (error.validationContext !== 'body') throw error
-    const current = await request.server.store.get(resource, targetOf(request).id, { where: visibility(request, resource) })
-    refuseWithAll(request, 'body', current === undefined ? [] : readOnlyChanges(resource, bodyMembers(request), current))
+    const body = bodyMembers(request)
+    const missing = await request.server.store.missingParents(target, body)
+    const current = await stored?.()
+    refuseWithAll(request, 'body', [...missing, ...(current === undefined ? [] : readOnlyChanges(target, body, current))])
   }
 
   /** Stores `values(current)` on the version read, under the request's preconditions. */
   async function save (request: FastifyRequest, reply: FastifyReply, values: (current: StoredRecord) => Body): Promise<unknown> {
-    await refuseInvalidBody(request)
     const target = targetOf(request)
     const where = visibility(request, resource)
+    await refuseInvalidBody(request, resource, async () => await request.server.store.get(resource, target.id, { where }))
     const record = await conditionally(target, async check => await request.server.store.update(resource, target.id, current => {
       check(current)
       const changed = readOnlyChanges(resource, request.body as Body, current)
@@ -110,6 +112,7 @@ export function resourceHandlers (model: Model, resource: Resource, { cursors, e
     },
 
     async create (request, reply) {
+      await refuseInvalidBody(request, resource)
       return await insert(request, reply, resource, writableValues(resource, request.body as Body))
     },
 
@@ -140,6 +143,7 @@ export function resourceHandlers (model: Model, resource: Resource, { cursors, e
     createChild (link: ChildLink): RouteHandlerMethod {
       const child = model.get(link.child)
       return async function createRelated (request, reply) {
+        await refuseInvalidBody(request, child)
         const { id } = request.params as IdParams
         await load({ request, resource, id })
         return await insert(request, reply, child, { ...writableValues(child, request.body as Body), [link.foreignKey]: id })

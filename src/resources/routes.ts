@@ -92,6 +92,8 @@ export async function resourceRoutes (app: FastifyInstance, { model, resource, m
     method: 'POST',
     url: '/',
     handler: handlers.create,
+    // The handler adds foreign keys to missing rows to the schema's issues.
+    attachValidation: true,
     config: { ...single, readOnly, accepts: [JSON_MEDIA_TYPE], idempotent: true },
     schema: {
       operationId: `create${resource.typeName}`,
@@ -118,7 +120,7 @@ export async function resourceRoutes (app: FastifyInstance, { model, resource, m
     method: 'PUT',
     url: '/:id',
     handler: handlers.replace,
-    // The handler adds read-only values the body changed to the schema's issues.
+    // The handler adds foreign keys to missing rows and changed read-only values to the schema's issues.
     attachValidation: true,
     config: { ...single, readOnly, accepts: [JSON_MEDIA_TYPE] },
     schema: {
@@ -134,7 +136,7 @@ export async function resourceRoutes (app: FastifyInstance, { model, resource, m
     method: 'PATCH',
     url: '/:id',
     handler: handlers.update,
-    // The handler adds read-only values the body changed to the schema's issues.
+    // The handler adds foreign keys to missing rows and changed read-only values to the schema's issues.
     attachValidation: true,
     config: { ...single, readOnly, accepts: [MERGE_PATCH_MEDIA_TYPE, JSON_MEDIA_TYPE] },
     schema: {
@@ -181,6 +183,7 @@ export async function resourceRoutes (app: FastifyInstance, { model, resource, m
       method: 'POST',
       url: `/:id/${link.name}`,
       handler: handlers.createChild(link),
+      attachValidation: true,
       config: { ...single, readOnly: readOnlyNames(child), accepts: [JSON_MEDIA_TYPE], idempotent: true },
       schema: {
         operationId: `create${resource.typeName}${child.typeName}`,

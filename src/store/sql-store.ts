@@ -59,7 +59,7 @@ export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs 
   const clauses = conditionSql(dialect, codec)
   const { matching } = clauses
   const pageQuery = listQuery(db, codec, clauses, templated, dialect.inOneSnapshot !== undefined)
-  const { rethrow, failedWrite, failedRemove } = storeErrors(dialect, model)
+  const { rethrow, failedWrite, failedRemove, missingParents } = storeErrors(dialect, model)
   const readers = reads(dialect, rethrow)
   const { read, readInTurn, remembered } = readers
   const { count, matchesUpTo } = counting({ db, model, specs, codec, clauses, reads: readers, rethrow })
@@ -123,6 +123,7 @@ export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs 
     idempotency: guarded(idempotencyStore(writer.db)),
     webhooks: guarded(webhookStore(writer)),
     onEventsEnqueued: writes.onEnqueued,
+    missingParents,
 
     async migrate (): Promise<MigrationReport> {
       return await migrateSchema(writer.db, dialect, [...specs.values()])

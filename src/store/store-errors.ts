@@ -4,12 +4,14 @@
  * the field, a delete of a record others still reference a 409 naming them.
  * Anything else goes on unchanged, to become a 500 that says nothing of SQL.
  */
-import { invalid, StillReferenced, storeUnavailable, UniqueViolation } from '../errors.js'
+import { invalid, StillReferenced, storeUnavailable, UniqueViolation, type ProblemIssue } from '../errors.js'
 import type { Model, Resource } from '../resources/model.js'
 import type { Dialect } from './dialect.js'
 import { countOf, countValue } from './row-counts.js'
 
 export interface StoreErrors {
+  /** Every foreign key of a write's values that points at no row (none: all there). */
+  missingParents: (resource: Resource, values: Readonly<Record<string, unknown>>) => Promise<ProblemIssue[]>
   /** Throws `error` again, as a 503 when the database is unreachable. */
   rethrow: (error: unknown) => never
   /** Throws what a failed insert or update of `values` means to the client. */
@@ -26,19 +28,26 @@ export function storeErrors (dialect: Dialect, model: Model): StoreErrors {
     throw error
   }
 
-  /** Finds which foreign keys of a write point at rows that do not exist. */
-  async function missingParents (resource: Resource, values: Readonly<Record<string, unknown>>): Promise<never> {
-    const issues = []
+  /**
+   * Every foreign key of `values` that points at a row that does not exist.
+   * Only ids are looked up (a value of another type is the schema's to name),
+   * so this may read a body that failed its schema.
+   */
+  async function missingParents (resource: Resource, values: Readonly<Record<string, unknown>>): Promise<ProblemIssue[]> {
+    const issues: ProblemIssue[] = []
     for (const link of resource.parents) {
       const id = values[link.foreignKey]
-      if (id === undefined || id === null) continue
-      const parent = await db.selectFrom(link.parent).select('id').where('id', '=', id as number).executeTakeFirst()
-      if (parent === undefined) {
-        issues.push({ in: 'body' as const, pointer: `/${link.foreignKey}`, detail: `refers to ${model.get(link.parent).singular} ${String(id)}, which does not exist` })
+      if (!Number.isSafeInteger(id) || (id as number) < 1) continue
+      try {
+        const parent = await db.selectFrom(link.parent).select('id').where('id', '=', id as number).executeTakeFirst()
+        if (parent === undefined) {
+          issues.push({ in: 'body', pointer: `/${link.foreignKey}`, detail: `refers to ${model.get(link.parent).singular} ${String(id)}, which does not exist` })
+        }
+      } catch (error) {
+        rethrow(error)
       }
     }
-    if (issues.length === 0) throw new Error(`foreign key violation on ${resource.collection} with no missing parent`)
-    throw invalid(issues)
+    return issues
   }
 
   async function referencingChildren (resource: Resource, id: number): Promise<never> {
@@ -53,13 +62,18 @@ export function storeErrors (dialect: Dialect, model: Model): StoreErrors {
 
   return {
     rethrow,
+    missingParents,
     async failedWrite (resource, values, error) {
       const violation = dialect.classify(error)
       if (violation?.kind === 'unique') {
         const field = violation.column ?? resource.definition.unique.join(', ')
         throw new UniqueViolation(`another ${resource.singular} already has this ${field}`)
       }
-      if (violation?.kind === 'foreign-key') return await missingParents(resource, values)
+      if (violation?.kind === 'foreign-key') {
+        const issues = await missingParents(resource, values)
+        if (issues.length === 0) throw new Error(`foreign key violation on ${resource.collection} with no missing parent`)
+        throw invalid(issues)
+      }
       return rethrow(error)
     },
     async failedRemove (resource, id, error) {

@@ -3,6 +3,7 @@
  * or knows which database is behind it; a dialect module implements only what
  * differs between databases.
  */
+import type { ProblemIssue } from '../errors.js'
 import type { Condition } from '../resources/define.js'
 import type { CredentialStore } from './credentials.js'
 import type { HeldKey, IdempotencyStore } from './idempotency.js'
@@ -78,6 +79,8 @@ export interface Store {
   list (resource: Resource, query: ListQuery): Promise<StoredRecord[]>
   count (resource: Resource, where: readonly Condition[]): Promise<number>
   get (resource: Resource, id: number, options?: WriteOptions): Promise<StoredRecord | undefined>
+  /** The issues of `values` whose foreign keys point at no row: what an insert or update of them would be refused for. */
+  missingParents (resource: Resource, values: Readonly<Record<string, unknown>>): Promise<ProblemIssue[]>
   /** `values` holds every writable field (undefined = no value) and the owner when stamped. */
   insert (resource: Resource, values: Readonly<Record<string, unknown>>, options?: InsertOptions): Promise<StoredRecord>
   /**

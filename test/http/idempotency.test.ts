@@ -72,6 +72,19 @@ t.test('a replayed error stays the same error; a request still running is 409', 
   assertProblem(t, await post(app, '/v1/projects', { name: 'y' }, { 'idempotency-key': 'running' }), 422, 'idempotency-key-reused')
 })
 
+t.test('a body its schema refuses claims no key: the corrected request runs under it', async t => {
+  const app = await buildTestApp(t)
+  const refused = assertProblem(t, await post(app, '/v1/tasks', { name: 5, projectId: 4242 }, { 'idempotency-key': 'fix-and-retry' }), 400, 'validation')
+  t.equal(refused.errors.length, 2, 'the schema\'s fault and the missing project')
+  const project = body(await post(app, '/v1/projects', { name: 'home' }))
+  const corrected = await post(app, '/v1/tasks', { name: 'fixed', projectId: project.id }, { 'idempotency-key': 'fix-and-retry' })
+  t.equal(corrected.statusCode, 201, 'not 422: the refused body never held the key')
+  t.equal(corrected.headers['idempotent-replayed'], undefined)
+  const retried = await post(app, '/v1/tasks', { name: 'fixed', projectId: project.id }, { 'idempotency-key': 'fix-and-retry' })
+  t.equal(retried.headers['idempotent-replayed'], 'true')
+  t.equal(body(retried).id, body(corrected).id)
+})
+
 t.test('concurrent duplicates through a real server: one runs, the others wait their turn or are refused', async t => {
   const app = await buildTestApp(t)
   const url = `${await listen(app)}/v1/projects`

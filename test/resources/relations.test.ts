@@ -36,6 +36,16 @@ t.test('a foreign key to a missing row is 400 naming the field', async t => {
   const moved = await app.inject({ method: 'PATCH', url: `/v1/tasks/${task.id}`, payload: { projectId: 4243 } })
   t.same(pointers(assertProblem(t, moved, 400)), ['/projectId'])
   t.equal(body(await app.inject({ method: 'GET', url: `/v1/tasks/${task.id}` })).projectId, project.id, 'unchanged')
+
+  const both = assertProblem(t, await post(app, '/v1/tasks', { name: 5, projectId: 4242, priority: 9 }), 400, 'validation')
+  t.same(pointers(both), ['/name', '/priority', '/projectId'], 'a missing row is named beside the schema\'s faults, in one 400')
+  t.equal(both.errors.find((issue: { pointer: string }) => issue.pointer === '/projectId').detail, 'refers to project 4242, which does not exist')
+  const patched = assertProblem(t, await app.inject({ method: 'PATCH', url: `/v1/tasks/${task.id}`, payload: { projectId: 4243, priority: 0, id: task.id + 1 } }), 400)
+  t.same(pointers(patched), ['/id', '/priority', '/projectId'], 'on PATCH beside a changed read-only value too')
+  const mistyped = assertProblem(t, await post(app, '/v1/tasks', { name: 'x', projectId: '4242' }), 400)
+  t.same(mistyped.errors, [{ in: 'body', pointer: '/projectId', detail: 'must be integer, not string' }], 'a key of the wrong type is the schema\'s to name, and not looked up')
+  t.same(pointers(assertProblem(t, await post(app, `/v1/projects/${project.id}/tasks`, { name: 5 }), 400)), ['/name'])
+  t.same(pointers(assertProblem(t, await post(app, '/v1/projects/4242/tasks', { name: 5 }), 400)), ['/name'], 'a nested create refuses its body before looking up the parent')
 })
 
 t.test('deleting a project cascades to its tasks', async t => {
