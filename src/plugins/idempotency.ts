@@ -50,8 +50,7 @@ async function idempotency (app: FastifyInstance): Promise<void> {
 
   async function claimIdempotencyKey (request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
     const key = request.headers['idempotency-key']
-    // A request its schema refused (the create routes attach that, to add their own issues) runs nothing to remember.
-    if (key === undefined || request.validationError !== undefined) return
+    if (key === undefined) return
     if (typeof key !== 'string' || !KEY.test(key)) {
       throw invalid([{ in: 'header', pointer: '/Idempotency-Key', detail: 'must be 1 to 255 visible ASCII characters' }])
     }

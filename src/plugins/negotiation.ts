@@ -48,8 +48,7 @@ const refusedReads = new WeakMap<FastifyRequest, ReturnType<FastifyReply['getHea
 function refuseJsonRefusers (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void): void {
   const accept = request.headers.accept
   const bodiless = !isRead(request) && prefersMinimal(request)
-  // A request its schema refused (routes that add their own issues attach that) gets its readable 400 from the handler.
-  if (request.validationError !== undefined || !isUnusual(accept) || bodiless || new Negotiator({ headers: { accept } }).mediaTypes(PRODUCED).includes('application/json')) {
+  if (!isUnusual(accept) || bodiless || new Negotiator({ headers: { accept } }).mediaTypes(PRODUCED).includes('application/json')) {
     done()
     return
   }
