@@ -39,7 +39,10 @@ t.test('acknowledged writes survive SIGKILL (synchronous FULL by default)', asyn
   const listed = await fetch(`${second.base}/v1/projects?limit=100`, { headers: { authorization: ADMIN } })
   const list = await listed.json() as Array<{ id: number }>
   // A failure here once answered something other than a list; say what, should it recur.
-  if (!Array.isArray(list)) t.fail(`the restarted server answered ${listed.status}: ${JSON.stringify(list)}`)
+  if (!Array.isArray(list)) {
+    const warnings = second.logs.filter(line => typeof line.level === 'number' && line.level >= 40)
+    t.fail(`the restarted server answered ${listed.status}: ${JSON.stringify(list)}; its warnings and errors: ${JSON.stringify(warnings)}`)
+  }
   else t.same(list.map(item => item.id).sort((a, b) => a - b), ids.sort((a, b) => a - b), 'all acknowledged rows are there')
 })
 
