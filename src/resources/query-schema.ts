@@ -85,7 +85,7 @@ export function listQuerySchema (resource: Resource, maxLimit: number): TSchema 
     page: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_PAGE, description: 'Page number, from 1 (default 1). Not with `cursor`.' })),
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: maxLimit, description: `Items per page, 1 to ${maxLimit} (default ${DEFAULT_LIMIT}).` })),
     sort: Type.Optional(Type.String({
-      description: `\`asc\` or \`desc\` (by id), or a comma list of keys, each \`key\`, \`-key\` or \`key:desc\`. Keys: ${sortKeys(resource).join(', ')}. Ties break by id; missing values sort last.`,
+      description: `\`asc\` or \`desc\` (by id), or a comma list of keys, each given once, as \`key\`, \`-key\` or \`key:desc\`. Keys: ${sortKeys(resource).join(', ')}. Ties break by id; missing values sort last.`,
       examples: ['-createdAt', 'name,-id']
     })),
     ...(filters.length === 0

@@ -54,7 +54,11 @@ function parseSort (resource: Resource, raw: unknown, issues: ProblemIssue[]): S
       issues.push(issue('sort', `cannot sort by "${field}"; sortable: ${allowed.join(', ')}`))
       continue
     }
-    if (keys.some(key => key.field === field)) continue
+    // A key given twice is a contradiction (`name,-name`) or a slip: either way, dropping one would sort otherwise than asked.
+    if (keys.some(key => key.field === field)) {
+      issues.push(issue('sort', `sorts by "${field}" twice; give each key once`))
+      continue
+    }
     keys.push({ field, direction: match[1] === '-' || match[3] === 'desc' ? 'desc' : 'asc' })
   }
   const last = keys.at(-1)

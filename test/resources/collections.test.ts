@@ -151,6 +151,10 @@ t.test('sort: by id, by keys, ties by id, missing values last, code-point order'
   assertProblem(t, await get(app, '/v1/projects?sort=tags'), 400)
   assertProblem(t, await get(app, '/v1/projects?sort=-name:desc'), 400)
   assertProblem(t, await get(app, '/v1/projects?sort=name,,id'), 400)
+  for (const [sort, key] of [['name,-name', 'name'], ['budget,name,budget:desc', 'budget'], ['-id,id', 'id']] as const) {
+    const twice = assertProblem(t, await get(app, `/v1/projects?sort=${sort}`), 400, 'validation')
+    t.same(twice.errors.map((error: Json) => [error.pointer, error.detail]), [['/sort', `sorts by "${key}" twice; give each key once`]], sort)
+  }
 })
 
 t.test('named filters, ANDed, with values computed per request', async t => {
