@@ -67,7 +67,7 @@ export async function resourceRoutes (app: FastifyInstance, { model, resource, m
         security: securityFor(scope),
         ...options.schema,
         description: `${String(options.schema.summary)}. ${scopeNote(scope)}${deprecated ? ' Deprecated.' : ''}`,
-        response: withHeaders({ ...(options.schema.response as Record<string, unknown>), ...problemResponses([401, 403, 414, 429]) }, deprecationDocs)
+        response: withHeaders({ ...(options.schema.response as Record<string, unknown>), ...problemResponses([401, 403, 406, 414, 429]) }, deprecationDocs)
       }
     })
   }

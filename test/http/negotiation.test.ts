@@ -186,7 +186,7 @@ t.test('a deprecated resource says so in headers and in OpenAPI', async t => {
   t.equal(list.headers.link, '</v1/legacies?limit=1&page=1>; rel="first", </v1/legacies?limit=1&page=1>; rel="last", <https://example.com/migrate>; rel="deprecation"', "a list's page links stay beside the deprecation link")
   const document = body(await app.inject({ method: 'GET', url: '/openapi.json' }))
   t.equal(document.paths['/v1/legacies'].get.deprecated, true)
-  for (const [path, method, status] of [['/v1/legacies', 'get', '200'], ['/v1/legacies', 'post', '201'], ['/v1/legacies/{id}', 'delete', '404']] as const) {
+  for (const [path, method, status] of [['/v1/legacies', 'get', '200'], ['/v1/legacies', 'post', '201'], ['/v1/legacies/{id}', 'delete', '404'], ['/v1/legacies/{id}', 'get', '406']] as const) {
     const headers = document.paths[path][method].responses[status].headers
     t.match(headers.Deprecation.description, /^`@1767225600`/, `${method} ${path} documents Deprecation`)
     t.match(headers.Sunset.description, /^`Fri, 01 Jan 2027 00:00:00 GMT`/)
