@@ -129,7 +129,7 @@ t.test('the tally is made in the migration that creates or meets a collection, a
   const db = await otherConnection(t)
   await db.run('delete from resourcery_row_counts')
   const { applied } = await app.store.migrate()
-  t.same(applied.filter(change => change.startsWith('count rows')).sort(), ['count rows of notes', 'count rows of projects', 'count rows of tasks'])
+  t.same(applied.filter(change => change.startsWith('count rows')).sort(), ['count rows of labels', 'count rows of notes', 'count rows of projects', 'count rows of tasks'])
   const list = await app.inject({ method: 'GET', url: '/v1/tasks', headers: { authorization: ADMIN } })
   t.equal(list.headers['x-total-count'], '0')
 })

@@ -320,7 +320,7 @@ t.test('the dispatcher purges history older than WEBHOOK_RETENTION', async t => 
 t.test('the OpenAPI document describes every event, and what is sent matches it', async t => {
   const app = await buildTestApp(t, { env: ALLOW })
   const document = body(await app.inject({ method: 'GET', url: '/openapi.json' }))
-  const types = ['projects', 'tasks', 'notes'].flatMap(collection => ['created', 'updated', 'deleted'].map(kind => `${collection}.${kind}`))
+  const types = ['projects', 'tasks', 'notes', 'labels'].flatMap(collection => ['created', 'updated', 'deleted'].map(kind => `${collection}.${kind}`))
   t.same(Object.keys(document.webhooks as Json).sort(), types.sort())
   const operation = document.webhooks['tasks.updated'].post as Json
   t.same((operation.parameters as Json[]).map(parameter => parameter.name), ['webhook-id', 'webhook-timestamp', 'webhook-signature'])

@@ -1,0 +1,54 @@
+// The example API's deprecated collection, labels: every answer on its paths says it is deprecated and
+// when it goes, and the OpenAPI document marks and documents the same on each of its operations.
+import t from 'tap'
+import { assertProblem, body, buildTestApp, post } from '../helper.js'
+
+const DEPRECATION = `@${Date.parse('2026-09-01T00:00:00Z') / 1000}`
+const SUNSET = 'Wed, 30 Jun 2027 00:00:00 GMT'
+
+t.test('every answer on the labels paths carries Deprecation and Sunset, errors included', async t => {
+  const app = await buildTestApp(t)
+  const created = await post(app, '/v1/labels', { name: 'urgent', color: '#d62728' })
+  t.equal(created.statusCode, 201)
+  const id = body(created).id as number
+  const answers = {
+    create: created,
+    list: await app.inject({ method: 'GET', url: '/v1/labels' }),
+    read: await app.inject({ method: 'GET', url: `/v1/labels/${id}` }),
+    head: await app.inject({ method: 'HEAD', url: `/v1/labels/${id}` }),
+    patch: await app.inject({ method: 'PATCH', url: `/v1/labels/${id}`, payload: { color: '#1f77b4' } }),
+    missing: await app.inject({ method: 'GET', url: '/v1/labels/999' }),
+    invalid: await app.inject({ method: 'PATCH', url: `/v1/labels/${id}`, payload: { color: 'red' } }),
+    anonymous: await app.inject({ method: 'GET', url: '/v1/labels', headers: { authorization: undefined } }),
+    refused: await app.inject({ method: 'GET', url: `/v1/labels/${id}`, headers: { accept: 'text/html' } }),
+    remove: await app.inject({ method: 'DELETE', url: `/v1/labels/${id}` })
+  }
+  t.same(Object.values(answers).map(answer => answer.statusCode), [201, 200, 200, 200, 200, 404, 400, 401, 406, 204])
+  assertProblem(t, answers.invalid, 400, 'validation')
+  for (const [name, answer] of Object.entries(answers)) {
+    t.equal(answer.headers.deprecation, DEPRECATION, `${name}: Deprecation`)
+    t.equal(answer.headers.sunset, SUNSET, `${name}: Sunset`)
+  }
+  t.same(answers.list.headers.link, '</v1/labels?page=1>; rel="first", </v1/labels?page=1>; rel="last"', 'no deprecation link is declared, so the Link holds only pages')
+
+  const current = await app.inject({ method: 'GET', url: '/v1/projects' })
+  t.equal(current.headers.deprecation, undefined, 'a collection that is not deprecated says nothing')
+  t.equal(current.headers.sunset, undefined)
+})
+
+t.test('the OpenAPI document marks every labels operation deprecated and documents the headers', async t => {
+  const app = await buildTestApp(t)
+  const document = body(await app.inject({ method: 'GET', url: '/openapi.json' }))
+  const operations = Object.entries(document.paths as Record<string, Record<string, { deprecated?: boolean, responses: Record<string, { headers?: Record<string, { description: string }> }> }>>)
+    .filter(([path]) => path.startsWith('/v1/labels'))
+    .flatMap(([path, item]) => Object.entries(item).map(([method, operation]) => ({ at: `${method} ${path}`, operation })))
+  t.same(operations.map(({ at }) => at).sort(), ['delete /v1/labels/{id}', 'get /v1/labels', 'get /v1/labels/{id}', 'patch /v1/labels/{id}', 'post /v1/labels', 'put /v1/labels/{id}'])
+  for (const { at, operation } of operations) {
+    t.equal(operation.deprecated, true, `${at} is deprecated`)
+    for (const [status, response] of Object.entries(operation.responses)) {
+      t.match(response.headers?.Deprecation?.description, new RegExp(`^\`${DEPRECATION}\``), `${at} ${status} documents Deprecation`)
+      t.match(response.headers?.Sunset?.description, new RegExp(`^\`${SUNSET}\``), `${at} ${status} documents Sunset`)
+    }
+  }
+  t.equal(document.paths['/v1/projects'].get.deprecated, undefined, 'other operations are not')
+})
