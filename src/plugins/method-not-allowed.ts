@@ -21,6 +21,11 @@ const fallbackMarker = Symbol('resourcery.methodFallback')
 declare module 'fastify' {
   interface FastifyContextConfig {
     [fallbackMarker]?: true
+    /**
+     * Headers every answer on this route's path carries, the 405 and OPTIONS
+     * answered here included (a deprecated resource's `Deprecation` and `Sunset`).
+     */
+    pathHeaders?: Readonly<Record<string, string>>
   }
 }
 
@@ -32,12 +37,14 @@ export interface MethodTracker {
 export function trackRouteMethods (app: FastifyInstance): MethodTracker {
   for (const method of REFUSED) if (!app.supportedMethods.includes(method)) app.addHttpMethod(method)
   const methodsByUrl = new Map<string, Set<string>>()
+  const headersByUrl = new Map<string, Readonly<Record<string, string>>>()
   app.addHook('onRoute', function recordMethods (route) {
     if (route.config?.[fallbackMarker] === true || route.url.includes('*')) return
     const methods = methodsByUrl.get(route.url) ?? new Set<string>()
     for (const method of [route.method].flat()) methods.add(method)
     if (methods.has('GET')) methods.add('HEAD')
     methodsByUrl.set(route.url, methods)
+    if (route.config?.pathHeaders !== undefined) headersByUrl.set(route.url, route.config.pathHeaders)
   })
 
   return {
@@ -52,7 +59,7 @@ export function trackRouteMethods (app: FastifyInstance): MethodTracker {
           schema: { hide: true },
           config: { [fallbackMarker]: true, public: true },
           handler: async function methodNotAllowed (request, reply) {
-            reply.header('allow', allow)
+            reply.headers({ ...headersByUrl.get(url), allow })
             if (request.method === 'OPTIONS') return await reply.code(204).send()
             throw new MethodNotAllowed(`${request.method} is not allowed here; allowed: ${allow}`)
           }

@@ -60,7 +60,7 @@ export async function resourceRoutes (app: FastifyInstance, { model, resource, m
     const scope = `${target.collection}:${reading ? 'read' : 'write'}`
     app.route({
       ...options,
-      config: { ...options.config, scope, ...(reading ? { cacheControl: readCache } : {}) },
+      config: { ...options.config, scope, ...(reading ? { cacheControl: readCache } : {}), ...(headers === undefined ? {} : { pathHeaders: headers }) },
       schema: {
         tags,
         ...(deprecated ? { deprecated: true } : {}),

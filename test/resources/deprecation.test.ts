@@ -21,19 +21,23 @@ t.test('every answer on the labels paths carries Deprecation and Sunset, errors 
     invalid: await app.inject({ method: 'PATCH', url: `/v1/labels/${id}`, payload: { color: 'red' } }),
     anonymous: await app.inject({ method: 'GET', url: '/v1/labels', headers: { authorization: undefined } }),
     refused: await app.inject({ method: 'GET', url: `/v1/labels/${id}`, headers: { accept: 'text/html' } }),
+    notAllowed: await app.inject({ method: 'DELETE', url: '/v1/labels' }),
+    options: await app.inject({ method: 'OPTIONS', url: `/v1/labels/${id}` }),
     remove: await app.inject({ method: 'DELETE', url: `/v1/labels/${id}` })
   }
-  t.same(Object.values(answers).map(answer => answer.statusCode), [201, 200, 200, 200, 200, 404, 400, 401, 406, 204])
+  t.same(Object.values(answers).map(answer => answer.statusCode), [201, 200, 200, 200, 200, 404, 400, 401, 406, 405, 204, 204])
   assertProblem(t, answers.invalid, 400, 'validation')
   for (const [name, answer] of Object.entries(answers)) {
     t.equal(answer.headers.deprecation, DEPRECATION, `${name}: Deprecation`)
     t.equal(answer.headers.sunset, SUNSET, `${name}: Sunset`)
   }
+  t.equal(answers.notAllowed.headers.allow, 'GET, HEAD, POST, OPTIONS')
   t.same(answers.list.headers.link, '</v1/labels?page=1>; rel="first", </v1/labels?page=1>; rel="last"', 'no deprecation link is declared, so the Link holds only pages')
 
-  const current = await app.inject({ method: 'GET', url: '/v1/projects' })
-  t.equal(current.headers.deprecation, undefined, 'a collection that is not deprecated says nothing')
-  t.equal(current.headers.sunset, undefined)
+  for (const current of [await app.inject({ method: 'GET', url: '/v1/projects' }), await app.inject({ method: 'DELETE', url: '/v1/projects' })]) {
+    t.equal(current.headers.deprecation, undefined, 'a collection that is not deprecated says nothing')
+    t.equal(current.headers.sunset, undefined)
+  }
 })
 
 t.test('the OpenAPI document marks every labels operation deprecated and documents the headers', async t => {
