@@ -15,6 +15,7 @@ import BetterSqlite3 from 'better-sqlite3'
 import { createSigner } from 'fast-jwt'
 import { hashApiKey, newApiKey } from '../src/auth/secrets.js'
 import { cursorCodec } from '../src/resources/cursor.js'
+import { budgetVerdicts, formatVerdict } from './budget.js'
 import { seed } from './seed.js'
 import { CONNECTIONS, dist, DURATION, HELLO, measure, pinned, quick, RUNS, start, type Figures, type Workload } from './measure.js'
 
@@ -123,10 +124,12 @@ async function main (): Promise<void> {
     const theirs = results[naive]
     if (ours !== undefined && theirs !== undefined) table.push(`service / naive stack: ${service.padEnd(38)} ${(ours.ratio / theirs.ratio).toFixed(3)}`)
   }
+  const budget = budgetVerdicts(results)
+  table.push(...budget.map(formatVerdict))
   process.stdout.write(`\n${table.join('\n')}\n`)
   mkdirSync('bench/results', { recursive: true })
   const out = `bench/results/${new Date().toISOString().replace(/[:.]/g, '-')}${quick ? '-quick' : ''}.json`
-  writeFileSync(out, `${JSON.stringify({ quick, durationSeconds: DURATION, runs: RUNS, connections: CONNECTIONS, pinned, results }, null, 2)}\n`)
+  writeFileSync(out, `${JSON.stringify({ quick, durationSeconds: DURATION, runs: RUNS, connections: CONNECTIONS, pinned, results, budget }, null, 2)}\n`)
   process.stdout.write(`written ${out}\n`)
 }
 

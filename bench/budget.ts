@@ -1,0 +1,59 @@
+/**
+ * The performance budget of issue #9, checked against one run's figures, so
+ * that whoever re-runs the bench after a change reads met / not met directly
+ * instead of comparing the table with the issue by hand.
+ */
+import type { Figures } from './measure.js'
+
+export interface Verdict {
+  readonly line: string
+  readonly measured: number
+  /** `>=`: the measured figure must reach the limit; `<=`: stay under it. */
+  readonly kind: '>=' | '<='
+  readonly limit: number
+  readonly met: boolean
+}
+
+/** Ratios to the baseline (of the 100k runs) each workload must reach. */
+const RATIOS: ReadonlyArray<readonly [string, number]> = [
+  ['GET one task (JWT)', 0.50],
+  ['GET one task (API key)', 0.50],
+  ['GET one task, 304 revalidation', 0.60],
+  ['GET list of 20 + X-Total-Count', 0.25],
+  ['GET filtered + sorted list', 0.20],
+  ['POST a task (durable, FULL)', 0.10],
+  ['PATCH a task with If-Match', 0.10]
+]
+
+/** Workloads whose 1M / 100k ratio must stay at or above 0.8: no O(n) work per request. */
+const GROWTH = ['GET list of 20 + X-Total-Count', 'GET deep position by cursor']
+const GROWTH_FLOOR = 0.8
+const RSS_LIMIT_MB = 150
+const GET_ONE_P99_LIMIT_MS = 5
+
+function verdict (line: string, measured: number, kind: Verdict['kind'], limit: number): Verdict {
+  return { line, measured, kind, limit, met: kind === '>=' ? measured >= limit : measured <= limit }
+}
+
+/** Every budget line the run measured (growth only when the 1M runs were made, as in a full run). */
+export function budgetVerdicts (results: Readonly<Record<string, Figures>>): Verdict[] {
+  const verdicts: Verdict[] = []
+  for (const [name, limit] of RATIOS) {
+    const figures = results[`${name} [100k]`]
+    if (figures !== undefined) verdicts.push(verdict(`${name}: ratio`, figures.ratio, '>=', limit))
+  }
+  for (const name of GROWTH) {
+    const small = results[`${name} [100k]`]
+    const large = results[`${name} [1M]`]
+    if (small !== undefined && large !== undefined) verdicts.push(verdict(`${name}: growth 1M / 100k`, large.ratio / small.ratio, '>=', GROWTH_FLOOR))
+  }
+  const service = Object.entries(results).filter(([name]) => name.endsWith(' [100k]') || name.endsWith(' [1M]')).map(([, figures]) => figures)
+  if (service.length > 0) verdicts.push(verdict('server RSS under load, peak (MB)', Math.max(...service.map(figures => figures.rssMb)), '<=', RSS_LIMIT_MB))
+  const getOne = results['GET one task (JWT) [100k]']
+  if (getOne !== undefined) verdicts.push(verdict('GET one task p99 at 50 connections (ms)', getOne.p99, '<=', GET_ONE_P99_LIMIT_MS))
+  return verdicts
+}
+
+export function formatVerdict ({ line, measured, kind, limit, met }: Verdict): string {
+  return `budget: ${line.padEnd(48)} ${(Number.isInteger(measured) ? String(measured) : measured.toFixed(3)).padStart(8)}  ${kind} ${String(limit).padEnd(4)}  ${met ? 'met' : 'NOT MET'}`
+}
