@@ -54,6 +54,20 @@ export function budgetVerdicts (results: Readonly<Record<string, Figures>>): Ver
   return verdicts
 }
 
+/** The naive stack's GET-one ratio the budget was set against, on the machine that set it. */
+const PREMISE_NAIVE_GET_ONE = 0.28
+
+/**
+ * How this machine compares with the one the budget was set on: the naive
+ * stack's GET one, whose ratio the budget took as about 0.28. Well below it,
+ * every request's kernel work costs more here than there, and the ratios
+ * above fall with it.
+ */
+export function premiseLine (naiveGetOne: Figures | undefined): string | undefined {
+  if (naiveGetOne === undefined) return undefined
+  return `budget premise: naive stack GET one ratio ${naiveGetOne.ratio.toFixed(3)} here; the budget assumes about ${PREMISE_NAIVE_GET_ONE}`
+}
+
 export function formatVerdict ({ line, measured, kind, limit, met }: Verdict): string {
   return `budget: ${line.padEnd(48)} ${(Number.isInteger(measured) ? String(measured) : measured.toFixed(3)).padStart(8)}  ${kind} ${String(limit).padEnd(4)}  ${met ? 'met' : 'NOT MET'}`
 }

@@ -15,7 +15,7 @@ import BetterSqlite3 from 'better-sqlite3'
 import { createSigner } from 'fast-jwt'
 import { hashApiKey, newApiKey } from '../src/auth/secrets.js'
 import { cursorCodec } from '../src/resources/cursor.js'
-import { budgetVerdicts, formatVerdict } from './budget.js'
+import { budgetVerdicts, formatVerdict, premiseLine } from './budget.js'
 import { seed } from './seed.js'
 import { CONNECTIONS, dist, DURATION, HELLO, measure, pinned, quick, RUNS, start, type Figures, type Workload } from './measure.js'
 
@@ -126,6 +126,8 @@ async function main (): Promise<void> {
   }
   const budget = budgetVerdicts(results)
   table.push(...budget.map(formatVerdict))
+  const premise = premiseLine(results[NAIVE_ONE])
+  if (premise !== undefined) table.push(premise)
   process.stdout.write(`\n${table.join('\n')}\n`)
   mkdirSync('bench/results', { recursive: true })
   const out = `bench/results/${new Date().toISOString().replace(/[:.]/g, '-')}${quick ? '-quick' : ''}.json`
