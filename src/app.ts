@@ -32,6 +32,7 @@ import negotiation from './plugins/negotiation.js'
 import jsonBody from './plugins/json-body.js'
 import { trackRouteMethods } from './plugins/method-not-allowed.js'
 import openapi from './plugins/openapi.js'
+import pathHeaders from './plugins/path-headers.js'
 import problems, { clientErrorHandler, notFound, routingErrorHandler } from './plugins/problems.js'
 import unroutable, { routingRefusals } from './plugins/unroutable.js'
 import rateLimits, { parseScopeLimits, tokenEndpointLimit } from './plugins/rate-limit.js'
@@ -102,6 +103,7 @@ export async function buildApp ({ config, definitions, store: givenStore, logStr
     done()
   })
   const methods = trackRouteMethods(app)
+  await app.register(pathHeaders)
   await app.register(problems)
   await app.register(security, { https })
   // Fastify's own answer to a request that arrives while it closes (return503OnClosing) is a plain JSON

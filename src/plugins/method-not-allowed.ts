@@ -21,11 +21,6 @@ const fallbackMarker = Symbol('resourcery.methodFallback')
 declare module 'fastify' {
   interface FastifyContextConfig {
     [fallbackMarker]?: true
-    /**
-     * Headers every answer on this route's path carries, the 405 and OPTIONS
-     * answered here included (a deprecated resource's `Deprecation` and `Sunset`).
-     */
-    pathHeaders?: Readonly<Record<string, string>>
   }
 }
 
@@ -57,9 +52,10 @@ export function trackRouteMethods (app: FastifyInstance): MethodTracker {
           method: missing,
           url,
           schema: { hide: true },
-          config: { [fallbackMarker]: true, public: true },
+          // The path's own headers (path-headers.ts), on its 405 and OPTIONS answers too.
+          config: { [fallbackMarker]: true, public: true, pathHeaders: headersByUrl.get(url) },
           handler: async function methodNotAllowed (request, reply) {
-            reply.headers({ ...headersByUrl.get(url), allow })
+            reply.header('allow', allow)
             if (request.method === 'OPTIONS') return await reply.code(204).send()
             throw new MethodNotAllowed(`${request.method} is not allowed here; allowed: ${allow}`)
           }

@@ -43,16 +43,6 @@ export async function resourceRoutes (app: FastifyInstance, { model, resource, m
 
   const headers = deprecationHeaders(resource.definition.deprecated)
   const deprecationDocs = deprecationHeaderDocs(resource.definition.deprecated)
-  if (headers !== undefined) {
-    app.addHook('onSend', function announceDeprecation (_request, reply, payload, done) {
-      for (const [header, value] of Object.entries(headers)) {
-        // A list's Link already holds its pages (RFC 8288 allows one field with many links): the deprecation link joins them.
-        const existing = header === 'link' ? reply.getHeader('link') : undefined
-        reply.header(header, existing === undefined ? value : `${String(existing)}, ${value}`)
-      }
-      done(null, payload)
-    })
-  }
 
   /** Every route needs `{collection}:read` for GET and `{collection}:write` otherwise. */
   const route = (target: Resource, options: RouteSpec): void => {
