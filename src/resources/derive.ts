@@ -6,6 +6,7 @@
  */
 import { Type, type TObject, type TProperties, type TSchema } from '@sinclair/typebox'
 import { CURRENT_VERSION } from '../http/versions.js'
+import { isDeprecated } from './deprecation.js'
 import type { Field, Model, Resource } from './model.js'
 
 export const MAX_ID = Number.MAX_SAFE_INTEGER
@@ -99,13 +100,12 @@ export function representationSchema (resource: Resource): TObject {
   properties.links = linksSchema(resource)
   properties.createdAt = { ...Timestamp, readOnly: true }
   properties.updatedAt = { ...Timestamp, readOnly: true }
-  const deprecated = resource.definition.deprecated !== undefined && resource.definition.deprecated !== false
   const example = representationExample(resource)
   return Type.Object(properties, {
     $id: schemaIds(resource).representation,
     additionalProperties: false,
     description: resource.definition.description,
-    ...(deprecated ? { deprecated: true } : {}),
+    ...(isDeprecated(resource.definition.deprecated) ? { deprecated: true } : {}),
     ...(example === undefined ? {} : { examples: [example] })
   })
 }

@@ -35,19 +35,23 @@ export async function resourceRoutes (app: FastifyInstance, { model, resource, m
   const one = Type.Ref(ids.representation)
   const many = Type.Array(Type.Ref(ids.sparse))
   const name = resource.singular
-  const deprecated = resource.definition.deprecated !== undefined && resource.definition.deprecated !== false
   const readOnly = readOnlyNames(resource)
   const tags = [resource.collection]
-  const maxAge = resource.definition.cache?.maxAge
-  const readCache = maxAge === undefined ? 'private, no-cache' : `private, max-age=${maxAge}`
 
-  const headers = deprecationHeaders(resource.definition.deprecated)
-  const deprecationDocs = deprecationHeaderDocs(resource.definition.deprecated)
-
-  /** Every route needs `{collection}:read` for GET and `{collection}:write` otherwise. */
+  /**
+   * A route answers for `target`: the resource itself, or on a related path
+   * (`/v1/projects/7/tasks`) the child whose records it holds. Its scope
+   * (`{collection}:read` for GET, `:write` otherwise) and a read's cache
+   * policy are the target's; it is deprecated when the target or the
+   * resource its path is under is.
+   */
   const route = (target: Resource, options: RouteSpec): void => {
     const reading = options.method === 'GET'
     const scope = `${target.collection}:${reading ? 'read' : 'write'}`
+    const maxAge = target.definition.cache?.maxAge
+    const readCache = maxAge === undefined ? 'private, no-cache' : `private, max-age=${maxAge}`
+    const headers = deprecationHeaders(...(target === resource ? [resource] : [resource, target]).map(answering => answering.definition.deprecated))
+    const deprecated = headers !== undefined
     app.route({
       ...options,
       config: { ...options.config, scope, ...(reading ? { cacheControl: readCache } : {}), ...(headers === undefined ? {} : { pathHeaders: headers }) },
@@ -57,7 +61,7 @@ export async function resourceRoutes (app: FastifyInstance, { model, resource, m
         security: securityFor(scope),
         ...options.schema,
         description: `${String(options.schema.summary)}. ${scopeNote(scope)}${deprecated ? ' Deprecated.' : ''}`,
-        response: withHeaders({ ...(options.schema.response as Record<string, unknown>), ...problemResponses([401, 403, 406, 414, 429]) }, deprecationDocs)
+        response: withHeaders({ ...(options.schema.response as Record<string, unknown>), ...problemResponses([401, 403, 406, 414, 429]) }, deprecationHeaderDocs(headers))
       }
     })
   }

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox'
 import t from 'tap'
-import { defineResource } from '../../src/resources/define.js'
+import { belongsTo, defineResource, hasMany } from '../../src/resources/define.js'
 import { assertProblem, body, buildTestApp, createProject, post, type Json } from '../helper.js'
 
 t.test('Cache-Control and Vary on every response', async t => {
@@ -29,12 +29,19 @@ t.test('Cache-Control and Vary on every response', async t => {
   t.equal(unauthenticated.headers['cache-control'], 'no-store')
 })
 
-t.test('a resource may declare a max-age', async t => {
-  const stamps = defineResource({ collection: 'stamps', fields: Type.Object({ name: Type.String() }), cache: { maxAge: 60 } })
-  const app = await buildTestApp(t, { definitions: [stamps] })
-  const stamp = body(await post(app, '/v1/stamps', { name: 'blue' }))
+t.test('a resource may declare a max-age, which holds on its related paths too', async t => {
+  // Albums (revalidated on every read) hold stamps (reusable for a minute).
+  const albums = defineResource({ collection: 'albums', fields: Type.Object({ name: Type.String() }), relations: { stamps: hasMany('stamps', { foreignKey: 'albumId' }) } })
+  const stamps = defineResource({ collection: 'stamps', fields: Type.Object({ name: Type.String(), albumId: Type.Integer() }), relations: { album: belongsTo('albums', { foreignKey: 'albumId' }) }, cache: { maxAge: 60 } })
+  const app = await buildTestApp(t, { definitions: [albums, stamps] })
+  const album = body(await post(app, '/v1/albums', { name: 'red' })).id as number
+  const stamp = body(await post(app, '/v1/stamps', { name: 'blue', albumId: album }))
   t.equal((await app.inject({ method: 'GET', url: `/v1/stamps/${stamp.id as number}` })).headers['cache-control'], 'private, max-age=60')
   t.equal((await app.inject({ method: 'GET', url: '/v1/stamps' })).headers['cache-control'], 'private, max-age=60')
+  t.equal((await app.inject({ method: 'GET', url: `/v1/albums/${album}/stamps` })).headers['cache-control'], 'private, max-age=60', 'a list of stamps, wherever it is read')
+  t.equal((await app.inject({ method: 'GET', url: `/v1/albums/${album}` })).headers['cache-control'], 'private, no-cache', 'the album keeps its own policy')
+  const document = body(await app.inject({ method: 'GET', url: '/openapi.json' }))
+  t.equal(document.paths['/v1/albums/{id}/stamps'].get.responses['200'].headers['Cache-Control'].description, '`private, max-age=60`', 'and is documented so')
 })
 
 t.test('ETag and Last-Modified: change with every write, equal for equal state; 304 revalidation', async t => {

@@ -1,6 +1,8 @@
 // The example API's deprecated collection, labels: every answer on its paths says it is deprecated and
 // when it goes, and the OpenAPI document marks and documents the same on each of its operations.
+import { Type } from '@sinclair/typebox'
 import t from 'tap'
+import { belongsTo, defineResource, hasMany } from '../../src/resources/define.js'
 import { assertProblem, body, buildTestApp, post } from '../helper.js'
 
 const DEPRECATION = `@${Date.parse('2026-09-01T00:00:00Z') / 1000}`
@@ -55,4 +57,57 @@ t.test('the OpenAPI document marks every labels operation deprecated and documen
     }
   }
   t.equal(document.paths['/v1/projects'].get.deprecated, undefined, 'other operations are not')
+})
+
+t.test('a related collection is deprecated when its parent or its child is, and goes with the first to go', async t => {
+  // shelves (current) hold books (deprecated); vaults (deprecated, sunset later) hold deeds (deprecated, sunset sooner).
+  const shelves = defineResource({ collection: 'shelves', fields: Type.Object({ name: Type.String() }), relations: { books: hasMany('books', { foreignKey: 'shelfId' }) } })
+  const books = defineResource({
+    collection: 'books',
+    fields: Type.Object({ name: Type.String(), shelfId: Type.Integer() }),
+    relations: { shelf: belongsTo('shelves', { foreignKey: 'shelfId' }) },
+    deprecated: { since: '2026-01-01T00:00:00Z', sunset: '2027-01-01T00:00:00Z', link: 'https://example.com/books-go' }
+  })
+  const vaults = defineResource({
+    collection: 'vaults',
+    fields: Type.Object({ name: Type.String() }),
+    relations: { deeds: hasMany('deeds', { foreignKey: 'vaultId' }) },
+    deprecated: { since: '2026-03-01T00:00:00Z', sunset: '2028-01-01T00:00:00Z' }
+  })
+  const deeds = defineResource({
+    collection: 'deeds',
+    fields: Type.Object({ name: Type.String(), vaultId: Type.Integer() }),
+    relations: { vault: belongsTo('vaults', { foreignKey: 'vaultId' }) },
+    deprecated: { since: '2026-06-01T00:00:00Z', sunset: '2027-06-01T00:00:00Z', link: 'https://example.com/deeds-go' }
+  })
+  const app = await buildTestApp(t, { definitions: [shelves, books, vaults, deeds] })
+  const shelf = body(await post(app, '/v1/shelves', { name: 'top' })).id as number
+  const vault = body(await post(app, '/v1/vaults', { name: 'old' })).id as number
+
+  const shelfAnswer = await app.inject({ method: 'GET', url: `/v1/shelves/${shelf}` })
+  t.equal(shelfAnswer.headers.deprecation, undefined, 'the current parent itself is not deprecated')
+  const shelved = [await post(app, `/v1/shelves/${shelf}/books`, { name: 'a book' }), await app.inject({ method: 'GET', url: `/v1/shelves/${shelf}/books` })]
+  t.same(shelved.map(answer => answer.statusCode), [201, 200])
+  for (const answer of shelved) {
+    t.equal(answer.headers.deprecation, `@${Date.parse('2026-01-01T00:00:00Z') / 1000}`, 'the child\'s deprecation on its related path')
+    t.equal(answer.headers.sunset, 'Fri, 01 Jan 2027 00:00:00 GMT')
+  }
+  t.equal(shelved[1]!.headers.link, `</v1/shelves/${shelf}/books?page=1>; rel="first", </v1/shelves/${shelf}/books?page=1>; rel="last", <https://example.com/books-go>; rel="deprecation"`)
+
+  t.equal((await app.inject({ method: 'GET', url: '/v1/books' })).headers.link, '</v1/books?page=1>; rel="first", </v1/books?page=1>; rel="last", <https://example.com/books-go>; rel="deprecation"', 'on its own paths, its link once')
+
+  const vaulted = [await post(app, `/v1/vaults/${vault}/deeds`, { name: 'a deed' }), await app.inject({ method: 'GET', url: `/v1/vaults/${vault}/deeds` }), await app.inject({ method: 'DELETE', url: `/v1/vaults/${vault}/deeds` })]
+  t.same(vaulted.map(answer => answer.statusCode), [201, 200, 405])
+  for (const answer of vaulted) {
+    t.equal(answer.headers.deprecation, `@${Date.parse('2026-03-01T00:00:00Z') / 1000}`, 'deprecated since the earlier of the two')
+    t.equal(answer.headers.sunset, 'Tue, 01 Jun 2027 00:00:00 GMT', 'gone with the first of the two to go')
+  }
+  t.match(vaulted[1]!.headers.link, /, <https:\/\/example\.com\/deeds-go>; rel="deprecation"$/)
+
+  const document = body(await app.inject({ method: 'GET', url: '/openapi.json' }))
+  const related = document.paths['/v1/shelves/{id}/books']
+  t.same([related.get.deprecated, related.post.deprecated], [true, true], 'OpenAPI marks the related operations of a deprecated child')
+  t.match(related.get.responses['200'].headers.Sunset.description, /^`Fri, 01 Jan 2027 00:00:00 GMT`/)
+  t.equal(document.paths['/v1/vaults/{id}/deeds'].get.responses['200'].headers.Sunset.description.startsWith('`Tue, 01 Jun 2027 00:00:00 GMT`'), true)
+  t.equal(document.paths['/v1/shelves/{id}'].get.deprecated, undefined, 'the parent\'s own operations are not')
 })
