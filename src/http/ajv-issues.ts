@@ -10,6 +10,8 @@ export interface AjvError {
   keyword: string
   instancePath: string
   params: Record<string, unknown>
+  /** Where in the schema the failing keyword is: tells which branch of a union an error comes from. */
+  schemaPath?: string
   message?: string
   /** The offending value (Ajv's `verbose` option). */
   data?: unknown
@@ -60,7 +62,7 @@ function sentence (error: AjvError, location: IssueLocation, readOnly: readonly 
 
 /** Within a union, the errors of the branch of the right type explain best; type mismatches least. */
 function unionSentence (errors: AjvError[], location: IssueLocation, readOnly: readonly string[]): string {
-  const branches = errors.filter(error => error.keyword !== 'anyOf' && error.keyword !== 'oneOf')
+  const branches = errors.filter(error => !isUnion(error))
   const specific = branches.filter(error => error.keyword !== 'type' && error.keyword !== 'const' && error.keyword !== 'enum')
   if (specific.length > 0) return sentence(specific[0]!, location, readOnly)
   const allowed = branches.flatMap(error => {
@@ -74,14 +76,47 @@ function unionSentence (errors: AjvError[], location: IssueLocation, readOnly: r
   const parts = [...(allowed.length > 0 ? [`one of ${list(allowed)}`] : []), ...types]
   if (parts.length === 0) return 'does not match any allowed form'
   // "not string" of "x" when the allowed values are strings would mislead: name the type only when no form takes it.
-  const union = errors.find(error => error.keyword === 'anyOf' || error.keyword === 'oneOf')
+  const union = errors.find(isUnion)
   const sentAnAllowedType = union !== undefined && allowed.some(value => jsonTypeOf(value) === jsonTypeOf(union.data))
   return `must be ${parts.join(' or ')}${union === undefined || sentAnAllowedType ? '' : sentType(union, location)}`
 }
 
+const isUnion = (error: AjvError): boolean => error.keyword === 'anyOf' || error.keyword === 'oneOf'
+
+/**
+ * A union some of whose branches got inside the value (errors below its
+ * pointer) while others did not (a type that does not fit, such as the null
+ * of a nullable object): the branches that got inside explain, and the others
+ * and the union's own error are noise ("/frame must be null" beside
+ * "/frame/height must be >= 1"). Where every branch got inside, or none did,
+ * which one the client meant is not known, and all are kept.
+ */
+function focusUnions (errors: readonly AjvError[]): readonly AjvError[] {
+  let kept = errors
+  for (const union of errors) {
+    if (!isUnion(union) || union.schemaPath === undefined) continue
+    const prefix = `${union.schemaPath}/`
+    const branchOf = (error: AjvError): string | undefined => error.schemaPath?.startsWith(prefix) === true ? error.schemaPath.slice(prefix.length).split('/')[0] : undefined
+    const branches = new Set<string>()
+    const inside = new Set<string>()
+    for (const error of kept) {
+      const branch = branchOf(error)
+      if (branch === undefined) continue
+      branches.add(branch)
+      if (pointerOf(error).startsWith(`${union.instancePath}/`)) inside.add(branch)
+    }
+    if (inside.size === 0 || inside.size === branches.size) continue
+    kept = kept.filter(error => {
+      const branch = branchOf(error)
+      return error !== union && (branch === undefined || inside.has(branch))
+    })
+  }
+  return kept
+}
+
 export function describeAjvErrors (errors: readonly AjvError[], location: IssueLocation, readOnly: readonly string[]): ProblemIssue[] {
   const byPointer = new Map<string, AjvError[]>()
-  for (const error of errors) {
+  for (const error of focusUnions(errors)) {
     const pointer = pointerOf(error)
     const group = byPointer.get(pointer) ?? []
     group.push(error)
@@ -89,8 +124,7 @@ export function describeAjvErrors (errors: readonly AjvError[], location: IssueL
   }
   const issues: ProblemIssue[] = []
   for (const [pointer, group] of byPointer) {
-    const isUnion = group.some(error => error.keyword === 'anyOf' || error.keyword === 'oneOf')
-    if (isUnion) {
+    if (group.some(isUnion)) {
       issues.push({ in: location, pointer, detail: unionSentence(group, location, readOnly) })
     } else {
       // `{type: string, enum: [...]}` given 3 fails both keywords: one sentence says it all.

@@ -7,6 +7,7 @@
 import { Type, type TObject, type TProperties, type TSchema } from '@sinclair/typebox'
 import { CURRENT_VERSION } from '../http/versions.js'
 import { isDeprecated } from './deprecation.js'
+import { mergePatchForm } from './merge-patch-schema.js'
 import type { Field, Model, Resource } from './model.js'
 
 export const MAX_ID = Number.MAX_SAFE_INTEGER
@@ -133,7 +134,7 @@ const asDeclared = (field: Field): TSchema => field.required && !field.hasDefaul
 
 /** Merge-patch property: absent = unchanged; `null` = remove (optional) or reset (defaulted). */
 function patchProperty (field: Field): TSchema {
-  const schema = withoutDefault(field.schema)
+  const schema = mergePatchForm(field.schema)
   const nullable = !field.required || field.hasDefault
   return Type.Optional(nullable ? Type.Union([schema, Type.Null()]) : schema)
 }

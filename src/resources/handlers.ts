@@ -3,6 +3,7 @@
  * update (merge patch) and remove, plus listing and creating through a
  * has-many relation. They speak only to the Store and know no resource.
  */
+import { Type } from '@sinclair/typebox'
 import type { FastifyReply, FastifyRequest, RouteHandlerMethod } from 'fastify'
 import { invalid } from '../errors.js'
 import { bodyMembers, refuseWithAll } from '../http/attached-validation.js'
@@ -10,12 +11,14 @@ import { formatEntityTag, httpDate, notModified, recordTag } from '../http/condi
 import { prefersMinimal } from '../http/prefer.js'
 import type { StoredRecord } from '../store/store.js'
 import type { CursorCodec } from './cursor.js'
+import { schemaIds } from './derive.js'
 import { itemPath, represent } from './links.js'
+import { mergedValuesCheck } from './merged-check.js'
 import { refuseInvalidQuery, sendList } from './list-handler.js'
 import type { ChildLink, Model, Resource } from './model.js'
 import { checkUnchanged, conditionally, load, type WriteTarget } from './preconditions.js'
 import { stamped, visibility } from './visibility.js'
-import { patchedValues, readOnlyChanges, writableValues } from './writes.js'
+import { mergesObjects, patchedValues, readOnlyChanges, writableValues } from './writes.js'
 
 type Body = Record<string, unknown>
 type IdParams = { id: number }
@@ -40,6 +43,8 @@ export interface HandlerOptions {
 export function resourceHandlers (model: Model, resource: Resource, { cursors, epochs }: HandlerOptions): ResourceHandlers {
   const epochOf = (target: Resource): string => epochs.get(target.collection)!
   const epoch = epochOf(resource)
+  /** A record's writable values, as a create gives them all. */
+  const storedValues = Type.Ref(schemaIds(resource).create)
 
   /** ETag and Last-Modified of a record: what conditional requests compare with. */
   function validators (reply: FastifyReply, target: Resource, record: StoredRecord): FastifyReply {
@@ -121,7 +126,13 @@ export function resourceHandlers (model: Model, resource: Resource, { cursors, e
     },
 
     async update (request, reply) {
-      return await save(request, reply, current => patchedValues(resource, current, request.body as Body))
+      const patch = request.body as Body
+      const checkMerged = mergesObjects(resource, patch) ? mergedValuesCheck(request, storedValues) : undefined
+      return await save(request, reply, current => {
+        const values = patchedValues(resource, current, patch)
+        checkMerged?.(values)
+        return values
+      })
     },
 
     async remove (request, reply) {

@@ -53,6 +53,12 @@ export function mergePatch (target: unknown, patch: unknown): unknown {
   return result
 }
 
+/** Whether a merge patch merges an object into a field's stored value: a result its own schema never saw (merged-check.ts). */
+export function mergesObjects (resource: Resource, patch: Body): boolean {
+  for (const name of resource.fields.keys()) if (isPlainObject(patch[name])) return true
+  return false
+}
+
 /**
  * The writable values after applying a merge patch to the stored record.
  * `null` removes an optional field and restores a defaulted one (the patch
