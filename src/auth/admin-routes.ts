@@ -7,6 +7,7 @@ import { Type, type Static } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
 import { ResourceNotFound, type ProblemIssue } from '../errors.js'
 import { bodyMembers, refuseWithAll } from '../http/attached-validation.js'
+import { canonicalDateTime } from '../http/date-time.js'
 import { Id } from '../resources/derive.js'
 import { withProblemExample } from '../resources/problem-examples.js'
 import { ADMIN_ITEM_HEADERS, ADMIN_ITEM_READ, ADMIN_LIST_HEADERS, ADMIN_LIST_READ, ADMIN_REMOVE, jsonResponse, listProblems, LOCATION, notModified, problemResponses } from '../resources/responses.js'
@@ -115,13 +116,10 @@ export async function adminRoutes (app: FastifyInstance, { knownScopes }: AdminR
       ? [{ in: 'body' as const, pointer: `/scopes/${index}`, detail: `"${scope}" is not a scope of this service` }]
       : [])
 
-  /** What an API key's expiry must be beyond a date-time: a moment JavaScript can hold, in the future. */
+  /** What an API key's expiry must be beyond a date-time the service can store (the schema's to check): in the future. */
   const expiryIssues = (expiresAt: unknown): ProblemIssue[] => {
-    if (typeof expiresAt !== 'string') return []
-    const expiry = Date.parse(expiresAt)
-    // RFC 3339 allows a leap second (23:59:60), which Date cannot hold.
-    if (Number.isNaN(expiry)) return [{ in: 'body', pointer: '/expiresAt', detail: 'is not a moment this service can store; a leap second (:60) is not accepted' }]
-    return expiry <= Date.now() ? [{ in: 'body', pointer: '/expiresAt', detail: 'must be in the future' }] : []
+    const expiry = typeof expiresAt === 'string' ? canonicalDateTime(expiresAt) : undefined
+    return expiry !== undefined && Date.parse(expiry) <= Date.now() ? [{ in: 'body', pointer: '/expiresAt', detail: 'must be in the future' }] : []
   }
 
   app.post('/api-keys', {
@@ -134,8 +132,9 @@ export async function adminRoutes (app: FastifyInstance, { knownScopes }: AdminR
     refuseWithAll(request, 'body', [...unknownScopes(scopes), ...expiryIssues(expiresAt)])
     const body = request.body as Static<typeof ApiKeyCreate>
     const { key, prefix, hash } = newApiKey()
+    // The schema's date-time format took only an expiry the stored form holds (date-time.ts).
     const record = await app.store.credentials.createApiKey({
-      name: body.name, prefix, hash, scopes: body.scopes, ...(body.expiresAt === undefined ? {} : { expiresAt: new Date(body.expiresAt).toISOString() })
+      name: body.name, prefix, hash, scopes: body.scopes, ...(body.expiresAt === undefined ? {} : { expiresAt: canonicalDateTime(body.expiresAt)! })
     })
     return await sendAdminCreated(reply, `/v1/api-keys/${record.id}`, apiKeyView(record), { key })
   })

@@ -55,7 +55,9 @@ function sentence (error: AjvError, location: IssueLocation, readOnly: readonly 
     case 'enum': return `must be one of ${list(params.allowedValues as unknown[])}`
     case 'const': return `must be ${JSON.stringify(params.allowedValue)}`
     case 'type': return `must be ${String(params.type).replace(',', ' or ')}${sentType(error, location)}`
-    case 'format': return `must be a valid ${String(params.format)}`
+    case 'format': return params.format === 'date-time'
+      ? 'must be an RFC 3339 date-time such as 2026-01-01T00:00:00Z, precise to the millisecond at most, without a leap second'
+      : `must be a valid ${String(params.format)}`
     default: return error.message ?? 'is invalid'
   }
 }

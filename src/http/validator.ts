@@ -8,6 +8,7 @@
 import { AjvCompiler } from '@fastify/ajv-compiler'
 import type { FastifyServerOptions } from 'fastify'
 import { compiledOnce } from './compiled-once.js'
+import { isStorableDateTime } from './date-time.js'
 import { declaredParameters, unknownParameterSentence } from './query-parameters.js'
 
 export const AJV_OPTIONS = {
@@ -134,6 +135,11 @@ interface RoutePart {
 
 type ExternalSchemas = Record<string, unknown>
 type PoolOptions = { customOptions?: Record<string, unknown> } | undefined
+
+/** Ajv's `date-time` accepts instants this service could not store exactly (date-time.ts); after ajv-formats, it takes only those it can. */
+function storableDateTimes (ajv: { addFormat: (name: string, format: { type: 'string', validate: (text: string) => boolean }) => unknown }): void {
+  ajv.addFormat('date-time', { type: 'string', validate: isStorableDateTime })
+}
 /** The pool's runtime shape (its published types describe an older signature). */
 type CompilerPool = (externalSchemas: ExternalSchemas, options: PoolOptions) => (route: RoutePart) => Validate
 
@@ -145,7 +151,7 @@ const shared = compiledOnce<Validate>()
 export function buildValidator (): BuildValidator {
   const pool = AjvCompiler() as unknown as CompilerPool
   const build = function buildStrictValidator (externalSchemas: ExternalSchemas, options: PoolOptions) {
-    const ajvOptions = { ...options, customOptions: { ...options?.customOptions, ...AJV_OPTIONS } }
+    const ajvOptions = { ...options, customOptions: { ...options?.customOptions, ...AJV_OPTIONS }, onCreate: storableDateTimes }
     const compile = pool(externalSchemas, ajvOptions)
     const once = shared(externalSchemas, ajvOptions)
     return function compileRoutePart (route: RoutePart): Validate {

@@ -4,6 +4,7 @@
  * reads. Checks that need more than one definition live here.
  */
 import { Type, type SchemaOptions, type TSchema, type TUnsafe } from '@sinclair/typebox'
+import { canonicalDateTime } from '../http/date-time.js'
 import { DefinitionError, FILTER_OPERATORS, type OnDelete, type ResourceDefinition } from './define.js'
 
 /** How a field is held in storage, independent of the dialect. */
@@ -58,6 +59,18 @@ export interface Model {
 
 const pascal = (word: string): string =>
   word.split(/[-_]/).map(part => part.charAt(0).toUpperCase() + part.slice(1)).join('')
+
+/**
+ * A field's value as stored and compared: a date-time field's in its one
+ * spelling (date-time.ts), so that filters and sorts compare instants; any
+ * other as sent. A filter's `in` list is converted item by item.
+ */
+export function storedForm (field: Field, value: unknown): unknown {
+  if ((field.schema as { format?: unknown }).format !== 'date-time') return value
+  if (Array.isArray(value)) return value.map(item => storedForm(field, item))
+  // One it cannot hold is left as sent, for the schema to name.
+  return typeof value === 'string' ? canonicalDateTime(value) ?? value : value
+}
 
 export function fieldKind (schema: TSchema): FieldKind {
   if (schema.type === 'string') return 'string'

@@ -8,7 +8,7 @@ import { invalid, type ProblemIssue } from '../errors.js'
 import { fieldFilterOf } from '../http/query-parameters.js'
 import type { Condition, FilterContext, FilterOperator } from './define.js'
 import type { CursorCodec } from './cursor.js'
-import type { Resource } from './model.js'
+import { storedForm, type Resource } from './model.js'
 import { DEFAULT_LIMIT, selectableFields, sortKeys } from './query-schema.js'
 import type { StoredRecord, ListQuery, SortKey } from '../store/store.js'
 
@@ -94,7 +94,9 @@ function fieldFilters (resource: Resource, raw: RawQuery): Condition[] {
     // The keys passed the route's query schema, so each names a declared parameter.
     const filter = fieldFilterOf(key)
     if (filter === undefined || !resource.definition.filterable.includes(filter.field)) continue
-    conditions.push({ field: filter.field, op: (filter.op ?? 'eq') as FilterOperator, value })
+    // Filterable names are fields (define.ts checks), compared in the form they are stored in.
+    const field = resource.fields.get(filter.field)!
+    conditions.push({ field: filter.field, op: (filter.op ?? 'eq') as FilterOperator, value: storedForm(field, value) })
   }
   return conditions
 }

@@ -7,15 +7,15 @@ import { isDeepStrictEqual } from 'node:util'
 import type { ProblemIssue } from '../errors.js'
 import type { StoredRecord } from '../store/store.js'
 import { linksOf } from './links.js'
-import type { Resource } from './model.js'
+import { storedForm, type Resource } from './model.js'
 
 type Body = Readonly<Record<string, unknown>>
 
 /** The writable fields of a body; absent ones stay undefined, which stores no value. */
 export function writableValues (resource: Resource, body: Body): Record<string, unknown> {
   const values: Record<string, unknown> = {}
-  for (const name of resource.fields.keys()) {
-    if (body[name] !== undefined) values[name] = body[name]
+  for (const field of resource.fields.values()) {
+    if (body[field.name] !== undefined) values[field.name] = storedForm(field, body[field.name])
   }
   return values
 }
@@ -74,7 +74,7 @@ export function patchedValues (resource: Resource, current: StoredRecord, patch:
     } else if (change === null) {
       if (field.hasDefault) values[field.name] = structuredClone(field.default)
     } else {
-      values[field.name] = mergePatch(before, change)
+      values[field.name] = storedForm(field, mergePatch(before, change))
     }
   }
   return values
