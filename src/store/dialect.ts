@@ -41,6 +41,8 @@ export interface Dialect extends IndexTraits {
   like (column: Expression<unknown>, pattern: string): Expression<SqlBool>
   /** Names of the indexes that exist (Kysely does not introspect indexes). */
   indexNames (db: Kysely<Database>): Promise<Set<string>>
+  /** The unique indexes that exist, each with its table (Kysely does not introspect indexes). */
+  uniqueIndexes (db: Kysely<Database>): Promise<Array<{ name: string, table: string }>>
   /** Names of the triggers that exist, as stored. */
   triggerNames (db: Kysely<Database>): Promise<Set<string>>
   /** The columns of every table in the schema the service uses. */

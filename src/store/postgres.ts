@@ -114,6 +114,12 @@ export function openPostgres (options: PostgresOptions): Dialect {
       const result = await sql<{ name: string }>`select indexname as name from pg_indexes where schemaname = current_schema()`.execute(executor)
       return new Set(result.rows.map(row => row.name))
     },
+    async uniqueIndexes (executor) {
+      const result = await sql<{ name: string, table: string }>`select c.relname as name, t.relname as "table" from pg_index i
+        join pg_class c on c.oid = i.indexrelid join pg_class t on t.oid = i.indrelid
+        where t.relnamespace = current_schema()::regnamespace and i.indisunique and not i.indisprimary`.execute(executor)
+      return result.rows
+    },
     async triggerNames (executor) {
       const result = await sql<{ name: string }>`select t.tgname as name from pg_trigger t join pg_class c on c.oid = t.tgrelid
         where c.relnamespace = current_schema()::regnamespace and not t.tgisinternal`.execute(executor)

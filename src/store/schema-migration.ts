@@ -59,6 +59,24 @@ async function createEngineTables (trx: Transaction<Database>, dialect: Dialect)
   await createRowCountTable(trx, dialect)
 }
 
+/**
+ * A unique index the engine made (named `{table}_…_key`) that the definitions
+ * no longer declare, such as a `unique` taken out, or one now kept per owner:
+ * left in place it would go on refusing writes the definitions allow (409).
+ * Dropping it loses no data. Indexes of any other name are left alone, since
+ * they may be an operator's own.
+ */
+async function dropUndeclaredUniqueness (trx: Transaction<Database>, dialect: Dialect, specs: readonly TableSpec[], wanted: ReadonlySet<string>): Promise<string[]> {
+  const tables = new Set(specs.map(spec => spec.name))
+  const dropped: string[] = []
+  for (const { name, table } of await dialect.uniqueIndexes(trx)) {
+    if (!tables.has(table) || wanted.has(name) || !name.startsWith(`${table}_`) || !name.endsWith('_key')) continue
+    await trx.schema.dropIndex(name).execute()
+    dropped.push(`drop unique index ${name} (no longer declared)`)
+  }
+  return dropped
+}
+
 export async function migrateSchema (db: Kysely<Database>, dialect: Dialect, specs: readonly TableSpec[]): Promise<MigrationReport> {
   return await db.transaction().execute(async trx => {
     await dialect.lockMigrations(trx)
@@ -74,6 +92,7 @@ export async function migrateSchema (db: Kysely<Database>, dialect: Dialect, spe
     }
     const before = await dialect.indexNames(trx)
     for (const { table, index } of plan.indexes) if (!before.has(index.name)) applied.push(await createIndex(trx, table, index))
+    applied.push(...await dropUndeclaredUniqueness(trx, dialect, specs, new Set(plan.indexes.map(({ index }) => index.name))))
     applied.push(...await countRows(trx, dialect, specs.map(spec => spec.name)))
     applied.push(...await countValues(trx, dialect, specs))
     const appliedAt = new Date().toISOString()

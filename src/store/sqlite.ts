@@ -163,8 +163,8 @@ export function openSqlite (options: SqliteOptions): Dialect {
       const code = (error as { code?: unknown } | null)?.code
       if (typeof code !== 'string') return undefined
       if (code === 'SQLITE_CONSTRAINT_UNIQUE') {
-        // "UNIQUE constraint failed: projects.name"
-        const column = /UNIQUE constraint failed: [^.]+\.(\S+)/.exec((error as Error).message)?.[1]
+        // "UNIQUE constraint failed: projects.name", or "…: notes.owner, notes.name" for one per owner: the last is the field.
+        const column = /UNIQUE constraint failed: .*\.([^.\s,]+)$/.exec((error as Error).message)?.[1]
         return { kind: 'unique', ...(column === undefined ? {} : { column }) }
       }
       // ON DELETE RESTRICT reports SQLITE_CONSTRAINT_TRIGGER with the same message as other key failures.
@@ -225,6 +225,12 @@ export function openSqlite (options: SqliteOptions): Dialect {
       }
     },
     indexNames: async executor => await schemaObjects(executor, 'index'),
+    async uniqueIndexes (executor) {
+      // SQLite's own indexes (primary keys, UNIQUE in a table's definition) have no SQL text.
+      const result = await sql<{ name: string, table: string }>`select name, tbl_name as "table" from sqlite_master
+        where type = 'index' and sql like 'create unique index%'`.execute(executor)
+      return result.rows
+    },
     triggerNames: async executor => await schemaObjects(executor, 'trigger')
   }
 }

@@ -81,7 +81,8 @@ function indexes (resource: Resource, nullable: ReadonlySet<string>, traits: Ind
     result.push({ name, columns, unique, ...(descending ? { descending } : {}) })
   }
   const definition = resource.definition
-  for (const column of definition.unique) add([column], true)
+  // An owned record is unique among its owner's: a clash with a record the caller cannot see would tell them it exists.
+  for (const column of definition.unique) add(resource.owner === undefined ? [column] : [resource.owner, column], true)
   // A sort is by the key and then by id: an index in that order serves the ORDER BY … LIMIT of a page
   // on PostgreSQL too (SQLite's indexes end in the rowid anyway), and filters on the key as well.
   // Every key a client may sort by has one (name and the timestamps included): without it a page

@@ -62,3 +62,17 @@ t.test('others\' records never appear in related collections, filters or sorts',
   const filtered = await app.inject({ method: 'GET', url: '/v1/docs?name=plan&sort=-createdAt', headers: { authorization: b } })
   t.same(body(filtered).map((doc: { owner: string }) => doc.owner), ['bob'])
 })
+
+t.test('a unique field of an owned resource is unique among each owner\'s records, so a clash reveals nothing of others', async t => {
+  const bookmarks = defineResource({ collection: 'bookmarks', fields: Type.Object({ name: Type.String() }), owner: 'owner', unique: ['name'] })
+  const app = await buildTestApp(t, { definitions: [bookmarks] })
+  const a = bearer({ sub: 'alice', scope: 'bookmarks:read bookmarks:write' })
+  const b = bearer({ sub: 'bob', scope: 'bookmarks:read bookmarks:write' })
+  t.equal((await post(app, '/v1/bookmarks', { name: 'news' }, { authorization: a })).statusCode, 201)
+  const bobs = await post(app, '/v1/bookmarks', { name: 'news' }, { authorization: b })
+  t.equal(bobs.statusCode, 201, 'another owner may use the same name')
+  const again = assertProblem(t, await post(app, '/v1/bookmarks', { name: 'news' }, { authorization: a }), 409, 'unique-violation')
+  t.equal(again.detail, 'another bookmark already has this name', 'the field is named, not the owner column')
+  const other = body(await post(app, '/v1/bookmarks', { name: 'sport' }, { authorization: b }))
+  assertProblem(t, await app.inject({ method: 'PATCH', url: `/v1/bookmarks/${other.id as number}`, headers: { authorization: b }, payload: { name: 'news' } }), 409, 'unique-violation')
+})

@@ -3,7 +3,8 @@ import t from 'tap'
 import { buildApp } from '../../src/app.js'
 import { defineResource } from '../../src/resources/define.js'
 import { MigrationRefused } from '../../src/store/store.js'
-import { authenticatedByDefault, body, post, testConfig } from '../helper.js'
+import { authenticatedByDefault, bearer, body, logCollector, post, testConfig } from '../helper.js'
+import { otherConnection } from '../support/other-connection.js'
 
 const v1 = defineResource({ collection: 'gadgets', fields: Type.Object({ name: Type.String() }) })
 const v2 = defineResource({
@@ -60,4 +61,47 @@ t.test('destructive or incompatible changes are refused with what to do', async 
   const unchanged = authenticatedByDefault(await buildApp({ config, definitions: [v2] }))
   t.equal(body(await unchanged.inject({ method: 'GET', url: '/v1/gadgets' })).length, 0, 'the database was left as it was')
   await unchanged.close()
+})
+
+t.test('a unique index the definitions no longer declare is dropped; an operator\'s own is kept', async t => {
+  const config = await testConfig(t, { env: { LOG_LEVEL: 'info' } })
+  const unique = defineResource({ collection: 'badges', fields: Type.Object({ name: Type.String(), code: Type.Optional(Type.String()) }), unique: ['name'] })
+  const first = authenticatedByDefault(await buildApp({ config, definitions: [unique] }))
+  t.equal((await post(first, '/v1/badges', { name: 'gold', code: 'g' })).statusCode, 201)
+  t.equal((await post(first, '/v1/badges', { name: 'gold' })).statusCode, 409)
+  await first.close()
+  const other = await otherConnection(t)
+  await other.run('create unique index badges_code_by_hand on badges (code)')
+
+  // Taken out of `unique`: the old index would still refuse a second "gold".
+  const log = logCollector()
+  const relaxed = defineResource({ collection: 'badges', fields: Type.Object({ name: Type.String(), code: Type.Optional(Type.String()) }) })
+  const second = authenticatedByDefault(await buildApp({ config, definitions: [relaxed], logStream: log }))
+  t.teardown(() => second.close())
+  const update = log.lines.find(line => line.msg === 'database schema updated')
+  t.same(update?.applied, ['drop unique index badges_name_key (no longer declared)'], 'recorded as a migration step')
+  t.equal((await post(second, '/v1/badges', { name: 'gold' })).statusCode, 201, 'the definitions are followed')
+  t.equal((await post(second, '/v1/badges', { name: 'silver', code: 'g' })).statusCode, 409, 'an index of a name the engine never gives stays')
+})
+
+t.test('an owned resource\'s unique index from before uniqueness was per owner is replaced', async t => {
+  const config = await testConfig(t, { env: { LOG_LEVEL: 'info' } })
+  const plain = defineResource({ collection: 'tickets', fields: Type.Object({ name: Type.String() }) })
+  await (await buildApp({ config, definitions: [plain] })).close()
+  // What an earlier version made for `unique: ['name']`: one index across owners.
+  const other = await otherConnection(t)
+  await other.run('alter table tickets add column owner text')
+  await other.run('create unique index tickets_name_key on tickets (name)')
+
+  const log = logCollector()
+  const owned = defineResource({ collection: 'tickets', fields: Type.Object({ name: Type.String() }), owner: 'owner', unique: ['name'] })
+  const app = await buildApp({ config, definitions: [owned], logStream: log })
+  t.teardown(() => app.close())
+  const applied = log.lines.find(line => line.msg === 'database schema updated')?.applied as string[]
+  t.ok(applied.includes('create unique index tickets_owner_name_key'), applied.join('; '))
+  t.ok(applied.includes('drop unique index tickets_name_key (no longer declared)'))
+  const as = (sub: string) => ({ authorization: bearer({ sub, scope: 'tickets:read tickets:write' }) })
+  t.equal((await post(app, '/v1/tickets', { name: 'row 1' }, as('alice'))).statusCode, 201)
+  t.equal((await post(app, '/v1/tickets', { name: 'row 1' }, as('bob'))).statusCode, 201)
+  t.equal((await post(app, '/v1/tickets', { name: 'row 1' }, as('alice'))).statusCode, 409)
 })
