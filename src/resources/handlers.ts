@@ -14,6 +14,7 @@ import type { CursorCodec } from './cursor.js'
 import { schemaIds } from './derive.js'
 import { itemPath, represent } from './links.js'
 import { mergedValuesCheck } from './merged-check.js'
+import { refuseHiddenParents, unknownParents } from './parent-visibility.js'
 import { refuseInvalidQuery, sendList } from './list-handler.js'
 import type { ChildLink, Model, Resource } from './model.js'
 import { checkUnchanged, conditionally, load, type WriteTarget } from './preconditions.js'
@@ -82,7 +83,7 @@ export function resourceHandlers (model: Model, resource: Resource, { cursors, e
     // A malformed id: nothing to look up.
     if (error.validationContext !== 'body') throw error
     const body = bodyMembers(request)
-    const missing = await request.server.store.missingParents(target, body)
+    const missing = await unknownParents(request, model, target, body)
     const current = await stored?.()
     refuseWithAll(request, 'body', [...missing, ...(current === undefined ? [] : readOnlyChanges(target, body, current))])
   }
@@ -92,6 +93,7 @@ export function resourceHandlers (model: Model, resource: Resource, { cursors, e
     const target = targetOf(request)
     const where = visibility(request, resource)
     await refuseInvalidBody(request, resource, async () => await request.server.store.get(resource, target.id, { where }))
+    await refuseHiddenParents(request, model, resource, request.body as Body)
     const record = await conditionally(target, async check => await request.server.store.update(resource, target.id, current => {
       check(current)
       const changed = readOnlyChanges(resource, request.body as Body, current)
@@ -118,6 +120,7 @@ export function resourceHandlers (model: Model, resource: Resource, { cursors, e
 
     async create (request, reply) {
       await refuseInvalidBody(request, resource)
+      await refuseHiddenParents(request, model, resource, request.body as Body)
       return await insert(request, reply, resource, writableValues(resource, request.body as Body))
     },
 
@@ -157,6 +160,8 @@ export function resourceHandlers (model: Model, resource: Resource, { cursors, e
         await refuseInvalidBody(request, child)
         const { id } = request.params as IdParams
         await load({ request, resource, id })
+        // The path's parent is checked by load(); a child with other parents names them in its body.
+        await refuseHiddenParents(request, model, child, request.body as Body)
         return await insert(request, reply, child, { ...writableValues(child, request.body as Body), [link.foreignKey]: id })
       }
     }

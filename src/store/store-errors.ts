@@ -20,6 +20,11 @@ export interface StoreErrors {
   failedRemove: (resource: Resource, id: number, error: unknown) => Promise<never>
 }
 
+/** The issue of a foreign key that names no parent (or, to its caller, no parent it may see). */
+export function missingParentIssue (foreignKey: string, parent: Resource, id: number): ProblemIssue {
+  return { in: 'body', pointer: `/${foreignKey}`, detail: `refers to ${parent.singular} ${String(id)}, which does not exist` }
+}
+
 export function storeErrors (dialect: Dialect, model: Model): StoreErrors {
   const { db } = dialect
 
@@ -41,7 +46,7 @@ export function storeErrors (dialect: Dialect, model: Model): StoreErrors {
       try {
         const parent = await db.selectFrom(link.parent).select('id').where('id', '=', id as number).executeTakeFirst()
         if (parent === undefined) {
-          issues.push({ in: 'body', pointer: `/${link.foreignKey}`, detail: `refers to ${model.get(link.parent).singular} ${String(id)}, which does not exist` })
+          issues.push(missingParentIssue(link.foreignKey, model.get(link.parent), id as number))
         }
       } catch (error) {
         rethrow(error)

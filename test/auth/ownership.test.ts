@@ -76,3 +76,32 @@ t.test('a unique field of an owned resource is unique among each owner\'s record
   const other = body(await post(app, '/v1/bookmarks', { name: 'sport' }, { authorization: b }))
   assertProblem(t, await app.inject({ method: 'PATCH', url: `/v1/bookmarks/${other.id as number}`, headers: { authorization: b }, payload: { name: 'news' } }), 409, 'unique-violation')
 })
+
+t.test('a foreign key may name only an owned parent the caller can see; others\' answer as missing ones do', async t => {
+  const boards = defineResource({ collection: 'boards', fields: Type.Object({ name: Type.String() }), owner: 'owner', relations: { cards: hasMany('cards', { foreignKey: 'boardId', onDelete: 'cascade' }) } })
+  const cards = defineResource({ collection: 'cards', fields: Type.Object({ name: Type.String(), boardId: Type.Integer() }), relations: { board: belongsTo('boards', { foreignKey: 'boardId' }) } })
+  const app = await buildTestApp(t, { definitions: [boards, cards] })
+  const scope = 'boards:read boards:write cards:read cards:write'
+  const a = { authorization: bearer({ sub: 'alice', scope }) }
+  const b = { authorization: bearer({ sub: 'bob', scope }) }
+  const alices = body(await post(app, '/v1/boards', { name: 'alice board' }, a)).id as number
+  const bobs = body(await post(app, '/v1/boards', { name: 'bob board' }, b)).id as number
+
+  const hidden = assertProblem(t, await post(app, '/v1/cards', { name: 'sneaky', boardId: bobs }, a), 400, 'validation')
+  const missing = assertProblem(t, await post(app, '/v1/cards', { name: 'lost', boardId: 999 }, a), 400, 'validation')
+  t.same(hidden.errors, [{ in: 'body', pointer: '/boardId', detail: `refers to board ${bobs}, which does not exist` }])
+  t.same(missing.errors, [{ in: 'body', pointer: '/boardId', detail: 'refers to board 999, which does not exist' }], 'the same answer as for no board at all')
+  const alongside = assertProblem(t, await post(app, '/v1/cards', { name: 7, boardId: bobs }, a), 400, 'validation')
+  t.same(alongside.errors.map((issue: { pointer: string }) => issue.pointer), ['/name', '/boardId'], 'named beside the schema\'s faults too')
+
+  const card = body(await post(app, '/v1/cards', { name: 'mine', boardId: alices }, a))
+  t.equal(card.boardId, alices, 'a parent the caller can see is fine')
+  const moved = assertProblem(t, await app.inject({ method: 'PATCH', url: `/v1/cards/${card.id as number}`, headers: a, payload: { boardId: bobs } }), 400, 'validation')
+  t.same(moved.errors.map((issue: { pointer: string }) => issue.pointer), ['/boardId'], 'nor may a record be moved onto one')
+  assertProblem(t, await app.inject({ method: 'PUT', url: `/v1/cards/${card.id as number}`, headers: a, payload: { name: 'mine', boardId: bobs } }), 400, 'validation')
+  assertProblem(t, await post(app, `/v1/boards/${bobs}/cards`, { name: 'sneaky' }, a), 404)
+  t.same(body(await app.inject({ method: 'GET', url: `/v1/boards/${bobs}/cards`, headers: b })), [], 'bob\'s board has nothing of alice\'s')
+
+  const admin = { authorization: bearer({ sub: 'root', scope: 'admin' }) }
+  t.equal((await post(app, '/v1/cards', { name: 'placed', boardId: bobs }, admin)).statusCode, 201, 'admin sees every board')
+})
