@@ -85,13 +85,18 @@ function unionSentence (errors: AjvError[], location: IssueLocation, readOnly: r
 
 const isUnion = (error: AjvError): boolean => error.keyword === 'anyOf' || error.keyword === 'oneOf'
 
+/** A pointer to a member of the value at `parent`, not deeper: where a variant's tag (`kind`) sits. */
+const isMemberOf = (pointer: string, parent: string): boolean => pointer.startsWith(`${parent}/`) && !pointer.slice(parent.length + 1).includes('/')
+
 /**
- * A union some of whose branches got inside the value (errors below its
- * pointer) while others did not (a type that does not fit, such as the null
- * of a nullable object): the branches that got inside explain, and the others
- * and the union's own error are noise ("/frame must be null" beside
- * "/frame/height must be >= 1"). Where every branch got inside, or none did,
- * which one the client meant is not known, and all are kept.
+ * Of a union's branches, the ones that explain a failure. Those that got
+ * inside the value (errors below its pointer) explain better than those that
+ * did not: a type that does not fit, such as the null of a nullable object,
+ * is noise beside "/frame/height must be >= 1". Of those, a branch whose tag
+ * the value does not match (a `const` or `enum` member, like `kind`) is
+ * another variant: `{kind: "square", side: "x"}` is a square with a bad
+ * side, not also a circle without `r`. The union's own error goes with the
+ * branches dropped. Where nothing tells the branches apart, all are kept.
  */
 function focusUnions (errors: readonly AjvError[]): readonly AjvError[] {
   let kept = errors
@@ -101,16 +106,20 @@ function focusUnions (errors: readonly AjvError[]): readonly AjvError[] {
     const branchOf = (error: AjvError): string | undefined => error.schemaPath?.startsWith(prefix) === true ? error.schemaPath.slice(prefix.length).split('/')[0] : undefined
     const branches = new Set<string>()
     const inside = new Set<string>()
+    const otherVariant = new Set<string>()
     for (const error of kept) {
       const branch = branchOf(error)
       if (branch === undefined) continue
       branches.add(branch)
       if (pointerOf(error).startsWith(`${union.instancePath}/`)) inside.add(branch)
+      if ((error.keyword === 'const' || error.keyword === 'enum') && isMemberOf(error.instancePath, union.instancePath)) otherVariant.add(branch)
     }
-    if (inside.size === 0 || inside.size === branches.size) continue
+    const tagged = [...inside].filter(branch => !otherVariant.has(branch))
+    const explaining = tagged.length > 0 ? new Set(tagged) : inside
+    if (explaining.size === 0 || explaining.size === branches.size) continue
     kept = kept.filter(error => {
       const branch = branchOf(error)
-      return error !== union && (branch === undefined || inside.has(branch))
+      return error !== union && (branch === undefined || explaining.has(branch))
     })
   }
   return kept
@@ -126,7 +135,8 @@ export function describeAjvErrors (errors: readonly AjvError[], location: IssueL
   }
   const issues: ProblemIssue[] = []
   for (const [pointer, group] of byPointer) {
-    if (group.some(isUnion)) {
+    // Two `const`s for one value are two variants' tags (`kind` must be "circle", or "square"): one sentence lists both.
+    if (group.some(isUnion) || group.filter(error => error.keyword === 'const').length > 1) {
       issues.push({ in: location, pointer, detail: unionSentence(group, location, readOnly) })
     } else {
       // `{type: string, enum: [...]}` given 3 fails both keywords: one sentence says it all.
@@ -139,5 +149,12 @@ export function describeAjvErrors (errors: readonly AjvError[], location: IssueL
       }
     }
   }
-  return issues
+  // Variants may fault a value alike (`kind` is required by each): once is enough.
+  const said = new Set<string>()
+  return issues.filter(issue => {
+    const key = `${issue.pointer} ${issue.detail}`
+    if (said.has(key)) return false
+    said.add(key)
+    return true
+  })
 }

@@ -4,15 +4,13 @@ import { Type } from '@sinclair/typebox'
 import t, { type Test } from 'tap'
 import { defineResource } from '../../src/resources/define.js'
 import { assertProblem, body, buildTestApp, post, type Json } from '../helper.js'
+import { Shape } from '../support/shapes.js'
 
 const drawings = defineResource({
   collection: 'drawings',
   fields: Type.Object({
     name: Type.String(),
-    shape: Type.Optional(Type.Union([
-      Type.Object({ kind: Type.Literal('circle'), r: Type.Number() }, { additionalProperties: false }),
-      Type.Object({ kind: Type.Literal('square'), side: Type.Number() }, { additionalProperties: false })
-    ])),
+    shape: Type.Optional(Shape),
     frame: Type.Optional(Type.Object({
       width: Type.Integer({ minimum: 1 }),
       height: Type.Optional(Type.Integer({ minimum: 1 })),
@@ -67,7 +65,7 @@ t.test('what the merge makes is refused when its schema refuses it, and nothing 
 t.test('a union-typed object: another variant\'s members must be removed to switch; a bad merge never reaches storage', async t => {
   const { patch, read } = await drawing(t, { shape: { kind: 'circle', r: 1 } })
   const mixed = assertProblem(t, await patch({ shape: { kind: 'square', side: 2 } }), 400, 'validation')
-  t.ok(mixed.errors.some((issue: Json) => issue.pointer === '/shape/r' && /merged into the stored value$/.test(issue.detail)), 'names the circle\'s member the square cannot have')
+  t.same(mixed.errors, [{ in: 'body', pointer: '/shape/r', detail: 'is not a known property, once the patch is merged into the stored value' }], 'names the circle\'s member the square cannot have')
   t.same(body(await read()).shape, { kind: 'circle', r: 1 }, 'the record still reads (it was a 500 on every read once stored)')
 
   const switched = await patch({ shape: { kind: 'square', side: 2, r: null } })

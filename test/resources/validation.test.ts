@@ -2,6 +2,7 @@ import { Type } from '@sinclair/typebox'
 import t from 'tap'
 import { defineResource } from '../../src/resources/define.js'
 import { assertProblem, body, buildTestApp, createProject, pointers, post } from '../helper.js'
+import { Shape } from '../support/shapes.js'
 
 t.test('every offending property is named, not just the first', async t => {
   const app = await buildTestApp(t)
@@ -174,4 +175,25 @@ t.test('a wrong type names what was sent, so null on a required field and "2" fo
     { in: 'query', pointer: '/status', detail: 'must be one of "todo", "doing", "done"' },
     { in: 'query', pointer: '/priority', detail: 'must be integer' }
   ], 'a query value is always text: its type is not named')
+})
+
+t.test('a union of object variants: the faults of the variant the value names, not of every variant', async t => {
+  const drawings = defineResource({
+    collection: 'drawings',
+    fields: Type.Object({
+      name: Type.String(),
+      shape: Type.Optional(Shape)
+    })
+  })
+  const app = await buildTestApp(t, { definitions: [drawings] })
+  const errors = async (shape: unknown) => assertProblem(t, await post(app, '/v1/drawings', { name: 'a', shape }), 400, 'validation').errors
+  t.same(await errors({ kind: 'square', side: 'x' }), [{ in: 'body', pointer: '/shape/side', detail: 'must be number, not string' }], 'a square with a bad side, not also a circle without r')
+  t.same(await errors({ kind: 'circle', r: 1, side: 2 }), [{ in: 'body', pointer: '/shape/side', detail: 'is not a known property' }])
+  t.same(await errors(5), [{ in: 'body', pointer: '/shape', detail: 'must be object, not integer' }])
+  t.same(await errors({ kind: 'triangle' }), [
+    { in: 'body', pointer: '/shape/r', detail: 'is required' },
+    { in: 'body', pointer: '/shape/kind', detail: 'must be one of "circle", "square"' },
+    { in: 'body', pointer: '/shape/side', detail: 'is required' },
+    { in: 'body', pointer: '/shape', detail: 'does not match any allowed form' }
+  ], 'a tag no variant has: every variant\'s needs, each said once')
 })
