@@ -66,6 +66,11 @@ t.test('usage errors say what is wrong and exit 2', async t => {
   t.equal(missing.status, 2)
   t.match(missing.stderr, /--name is required/)
   t.equal(cli(['token', '--sub', 'x', '--scopes', 'admin', '--ttl', 'forever'], env).status, 2)
+  for (const [command, option, value] of [['token', '--ttl', '0'], ['keys', '--expires', '36501d'], ['keys', '--expires', '100000000d']]) {
+    const lifetime = cli(command === 'token' ? ['token', '--sub', 'x', '--scopes', 'admin', option!, value!] : ['keys', 'create', '--name', 'x', '--scopes', 'admin', option!, value!], env)
+    t.equal(lifetime.status, 2, `${option} ${value}`)
+    t.equal(lifetime.stderr, `resourcery: ${option} must be from 1 second to 100 years (36500d)\n`, 'said in one line, no stack trace')
+  }
   t.equal(cli(['nonsense'], env).status, 2)
   t.equal(cli(['help'], env).status, 0)
 })

@@ -46,9 +46,18 @@ function checkedScopes (text: string, model: Model): string[] {
   return scopes
 }
 
+/**
+ * The longest lifetime a key or token may be given: its expiry must still be
+ * a date RFC 3339 can write (a four-digit year), where 3,000,000 days wrote
+ * `+010190-…` and 100,000,000 days ended the command with a stack trace.
+ */
+const LONGEST_SECONDS = 100 * 365 * 86_400
+
 function seconds (text: string, option: string): number {
   const value = parseDuration(text)
   if (value === undefined) throw new UsageError(`--${option} takes seconds or a duration such as 30m, 12h, 30d`)
+  // 0 would be expired as soon as it is made.
+  if (value === 0 || value > LONGEST_SECONDS) throw new UsageError(`--${option} must be from 1 second to 100 years (36500d)`)
   return value
 }
 
