@@ -5,7 +5,8 @@
  * null (removed), a member the object does not declare may only be null
  * (removing what is not there changes nothing), and the object's own
  * `required` and property-count bounds apply to the merged result, which is
- * checked before it is stored (merged-check.ts). A union takes any of its
+ * checked before it is stored (merged-check.ts). A record (members named by
+pattern) is patched the same way. A union takes any of its
  * members' forms. Any other value replaces the stored one whole, so it is
  * given by the schema itself. Defaults are left out at every depth: filled
  * into the patch, they would overwrite stored values the client never named.
@@ -15,6 +16,7 @@ import { Type, type TSchema } from '@sinclair/typebox'
 type Schema = TSchema & {
   type?: unknown
   properties?: Record<string, TSchema>
+  patternProperties?: Record<string, TSchema>
   additionalProperties?: boolean | TSchema
   anyOf?: TSchema[]
 }
@@ -26,16 +28,21 @@ function withoutWholeObjectKeywords ({ default: _default, required: _required, m
 
 const orNull = (schema: TSchema): TSchema => Type.Union([schema, Type.Null()])
 
+/** Each member's form, or null. */
+function membersOrNull (members: Record<string, TSchema>): Record<string, TSchema> {
+  return Object.fromEntries(Object.entries(members).map(([name, member]) => [name, orNull(mergePatchForm(member))]))
+}
+
 export function mergePatchForm (schema: TSchema): TSchema {
   const { default: _default, ...value } = schema as Schema
   if (value.anyOf !== undefined) return { ...value, anyOf: value.anyOf.map(mergePatchForm) }
-  if (value.type !== 'object' || value.properties === undefined) return value
-  const properties: Record<string, TSchema> = {}
-  for (const [name, property] of Object.entries(value.properties)) properties[name] = orNull(mergePatchForm(property))
+  // An object with declared members, or a record (TypeBox's Type.Record: members by pattern).
+  if (value.type !== 'object' || (value.properties === undefined && value.patternProperties === undefined)) return value
   const extra = value.additionalProperties
   return {
     ...withoutWholeObjectKeywords(value),
-    properties,
-    additionalProperties: extra === false ? Type.Null() : extra === undefined || extra === true ? true : orNull(mergePatchForm(extra))
+    ...(value.properties === undefined ? {} : { properties: membersOrNull(value.properties) }),
+    ...(value.patternProperties === undefined ? {} : { patternProperties: membersOrNull(value.patternProperties) }),
+    ...(extra === undefined || extra === true ? {} : { additionalProperties: extra === false ? Type.Null() : orNull(mergePatchForm(extra)) })
   }
 }

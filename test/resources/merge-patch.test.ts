@@ -16,6 +16,7 @@ const drawings = defineResource({
       height: Type.Optional(Type.Integer({ minimum: 1 })),
       style: Type.Optional(Type.String({ default: 'plain' }))
     }, { additionalProperties: false })),
+    tags: Type.Optional(Type.Record(Type.String(), Type.String())),
     pins: Type.Optional(Type.Object({ a: Type.Optional(Type.String()), b: Type.Optional(Type.String()) }, { additionalProperties: false, maxProperties: 1 }))
   })
 })
@@ -96,4 +97,12 @@ t.test('the OpenAPI patch schema documents what a merge patch may send', async t
   t.same(form.additionalProperties, { type: 'null' }, 'an undeclared member may only be removed')
   t.equal(document.components.schemas.DrawingPatch.properties.pins.anyOf[0].maxProperties, undefined, 'bounds of the whole object apply to the merged value')
   t.same(document.components.schemas.DrawingCreate.properties.frame.required, ['width'], 'the create schema is unchanged')
+})
+
+t.test('a record (members named by pattern) is patched member by member too', async t => {
+  const { patch } = await drawing(t, { tags: { a: 'x', b: 'y' } })
+  const patched = await patch({ tags: { a: null, c: 'z' } })
+  t.equal(patched.statusCode, 200, patched.body)
+  t.same(body(patched).tags, { b: 'y', c: 'z' })
+  t.same(assertProblem(t, await patch({ tags: { b: 1 } }), 400, 'validation').errors, [{ in: 'body', pointer: '/tags/b', detail: 'must be string or null, not integer' }])
 })
