@@ -129,11 +129,11 @@ export function resourceHandlers (model: Model, resource: Resource, { cursors, e
     },
 
     async update (request, reply) {
-      const patch = request.body as Body
-      const checkMerged = mergesObjects(resource, patch) ? mergedValuesCheck(request, storedValues) : undefined
+      // Read only once save() has refused a body that failed its schema: that body may be null.
       return await save(request, reply, current => {
+        const patch = request.body as Body
         const values = patchedValues(resource, current, patch)
-        checkMerged?.(values)
+        if (mergesObjects(resource, patch)) mergedValuesCheck(request, storedValues)(values)
         return values
       })
     },

@@ -59,9 +59,13 @@ t.test('bounds, enums and formats from the schema are enforced', async t => {
 
 t.test('a body that is not an object, or is missing, is 400', async t => {
   const app = await buildTestApp(t)
-  for (const payload of ['[]', '"text"', '42', 'null']) {
-    const response = await app.inject({ method: 'POST', url: '/v1/projects', payload, headers: { 'content-type': 'application/json' } })
-    assertProblem(t, response, 400)
+  const project = await createProject(app)
+  const writes = [['POST', '/v1/projects'], ['PUT', `/v1/projects/${project.id as number}`], ['PATCH', `/v1/projects/${project.id as number}`], ['POST', `/v1/projects/${project.id as number}/tasks`]] as const
+  for (const [method, url] of writes) {
+    for (const payload of ['[]', '"text"', '42', 'null']) {
+      const response = await app.inject({ method, url, payload, headers: { 'content-type': 'application/json' } })
+      assertProblem(t, response, 400, 'validation')
+    }
   }
   const none = await app.inject({ method: 'POST', url: '/v1/projects' })
   assertProblem(t, none, 400)
