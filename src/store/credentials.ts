@@ -102,6 +102,28 @@ export async function createCredentialTables (trx: Transaction<Database>, dialec
     .execute()
 }
 
+/** The last instant RFC 3339 can write (a four-digit year): what an API key's expiry beyond it becomes. */
+export const LAST_EXPIRY = '9999-12-31T23:59:59.999Z'
+
+/**
+ * Before the CLI bounded `--expires` (1 s to 100 years), `--expires 3000000d`
+ * stored an expiry past year 9999, written `+010190-…`: not RFC 3339, so no
+ * list of API keys could be serialized (500) while such a key existed. On
+ * start, such an expiry becomes the last instant RFC 3339 can write, which
+ * comes no sooner for any purpose. Keys are few, so they are read whole.
+ */
+export async function repairFarExpiries (trx: Transaction<Database>, dialect: Dialect): Promise<string[]> {
+  const rows = await trx.selectFrom(API_KEYS_TABLE).select(['id', 'expiresAt']).where('expiresAt', 'is not', null).execute()
+  const repaired: string[] = []
+  for (const row of rows) {
+    const expiry = String(dialect.decode('timestamp', row.expiresAt))
+    if (/^\d{4}-/.test(expiry)) continue
+    await trx.updateTable(API_KEYS_TABLE).set({ expiresAt: dialect.encode('timestamp', LAST_EXPIRY) }).where('id', '=', row.id).execute()
+    repaired.push(`set the expiry of API key ${String(row.id)} (${expiry}) to ${LAST_EXPIRY}`)
+  }
+  return repaired
+}
+
 export function credentialStore (db: Kysely<Database>): CredentialStore {
   const now = (): string => new Date().toISOString()
   const listActive = async <T>(table: string, view: (row: Row) => T): Promise<T[]> =>

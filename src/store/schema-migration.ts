@@ -6,7 +6,7 @@
  * transaction under the dialect's migration lock, each change recorded.
  */
 import { sql, type Kysely, type Transaction } from 'kysely'
-import { createCredentialTables } from './credentials.js'
+import { createCredentialTables, repairFarExpiries } from './credentials.js'
 import type { Database, Dialect } from './dialect.js'
 import { createIdempotencyTable } from './idempotency.js'
 import { countRows, createRowCountTable } from './row-counts.js'
@@ -93,6 +93,7 @@ export async function migrateSchema (db: Kysely<Database>, dialect: Dialect, spe
     const before = await dialect.indexNames(trx)
     for (const { table, index } of plan.indexes) if (!before.has(index.name)) applied.push(await createIndex(trx, table, index))
     applied.push(...await dropUndeclaredUniqueness(trx, dialect, specs, new Set(plan.indexes.map(({ index }) => index.name))))
+    applied.push(...await repairFarExpiries(trx, dialect))
     applied.push(...await countRows(trx, dialect, specs.map(spec => spec.name)))
     applied.push(...await countValues(trx, dialect, specs))
     const appliedAt = new Date().toISOString()

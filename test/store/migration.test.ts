@@ -3,7 +3,7 @@ import t from 'tap'
 import { buildApp } from '../../src/app.js'
 import { defineResource } from '../../src/resources/define.js'
 import { MigrationRefused } from '../../src/store/store.js'
-import { authenticatedByDefault, bearer, body, logCollector, post, testConfig } from '../helper.js'
+import { authenticatedByDefault, bearer, body, logCollector, ON_POSTGRES, post, testConfig } from '../helper.js'
 import { otherConnection } from '../support/other-connection.js'
 
 const v1 = defineResource({ collection: 'gadgets', fields: Type.Object({ name: Type.String() }) })
@@ -104,4 +104,21 @@ t.test('an owned resource\'s unique index from before uniqueness was per owner i
   t.equal((await post(app, '/v1/tickets', { name: 'row 1' }, as('alice'))).statusCode, 201)
   t.equal((await post(app, '/v1/tickets', { name: 'row 1' }, as('bob'))).statusCode, 201)
   t.equal((await post(app, '/v1/tickets', { name: 'row 1' }, as('alice'))).statusCode, 409)
+})
+
+t.test('an API key expiry past year 9999, which the old CLI could store, is repaired on start', async t => {
+  const config = await testConfig(t, { env: { LOG_LEVEL: 'info' } })
+  await (await buildApp({ config, definitions: [v1] })).close()
+  const other = await otherConnection(t)
+  // `keys create --expires 3000000d` before the CLI bounded it; PostgreSQL reads the year without the sign.
+  const farAway = ON_POSTGRES ? '10190-08-15T02:00:30.318Z' : '+010190-08-15T02:00:30.318Z'
+  await other.run(`insert into resourcery_api_keys (name, prefix, hash, scopes, "createdAt", "expiresAt") values ('old', 'rsy_old', 'hash-of-old', '["admin"]', '2026-01-01T00:00:00.000Z', '${farAway}')`)
+
+  const log = logCollector()
+  const app = authenticatedByDefault(await buildApp({ config, definitions: [v1], logStream: log }))
+  t.teardown(() => app.close())
+  t.same(log.lines.find(line => line.msg === 'database schema updated')?.applied, ['set the expiry of API key 1 (+010190-08-15T02:00:30.318Z) to 9999-12-31T23:59:59.999Z'])
+  const keys = await app.inject({ method: 'GET', url: '/v1/api-keys' })
+  t.equal(keys.statusCode, 200, 'the list serializes again (it was a 500)')
+  t.same(body(keys).map((key: { expiresAt: string }) => key.expiresAt), ['9999-12-31T23:59:59.999Z'])
 })
