@@ -26,12 +26,15 @@ async function hiddenParents (request: FastifyRequest, model: Model, resource: R
   return issues
 }
 
-/** Every foreign key of `values` to a parent that is missing, or that the caller cannot see: one issue each. */
+/**
+ * Every foreign key of `values` to a parent that is missing, or that the
+ * caller cannot see: one issue each. A key to an owned parent is looked up
+ * once, under the caller's visibility; the store looks up the others.
+ */
 export async function unknownParents (request: FastifyRequest, model: Model, resource: Resource, values: Values): Promise<ProblemIssue[]> {
-  const hidden = await hiddenParents(request, model, resource, values)
-  const named = new Set(hidden.map(issue => issue.pointer))
-  const missing = await request.server.store.missingParents(resource, values)
-  return [...hidden, ...missing.filter(issue => !named.has(issue.pointer))]
+  const owned = new Set(resource.parents.filter(link => visibility(request, model.get(link.parent)).length > 0).map(link => link.foreignKey))
+  const others = Object.fromEntries(Object.entries(values).filter(([name]) => !owned.has(name)))
+  return [...await hiddenParents(request, model, resource, values), ...await request.server.store.missingParents(resource, others)]
 }
 
 /** Refuses (400) a write whose foreign keys name an owned parent the caller cannot see. */
