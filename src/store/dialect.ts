@@ -6,7 +6,7 @@
  */
 import type { ColumnDataType, ColumnDefinitionBuilder, CompiledQuery, Expression, Kysely, SqlBool } from 'kysely'
 import type { Writer } from './group-commit.js'
-import type { ColumnKind, ExistingColumn, IndexTraits } from './tables.js'
+import type { ColumnKind, ExistingColumn, ExistingIndex, IndexTraits } from './tables.js'
 
 /** Tables and columns come from the definitions, so the database is typed loosely. */
 export type Database = Record<string, Record<string, unknown>>
@@ -41,8 +41,8 @@ export interface Dialect extends IndexTraits {
   like (column: Expression<unknown>, pattern: string): Expression<SqlBool>
   /** Names of the indexes that exist (Kysely does not introspect indexes). */
   indexNames (db: Kysely<Database>): Promise<Set<string>>
-  /** The unique indexes that exist, each with its table (Kysely does not introspect indexes). */
-  uniqueIndexes (db: Kysely<Database>): Promise<Array<{ name: string, table: string }>>
+  /** The unique indexes that exist, each with its table and columns in index order (Kysely does not introspect indexes). */
+  uniqueIndexes (db: Kysely<Database>): Promise<ExistingIndex[]>
   /** Names of the triggers that exist, as stored. */
   triggerNames (db: Kysely<Database>): Promise<Set<string>>
   /** The columns of every table in the schema the service uses. */

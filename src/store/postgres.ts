@@ -10,7 +10,7 @@ import { directWriter } from './group-commit.js'
 import type { ConstraintViolation, Database, Dialect } from './dialect.js'
 import { keepRowCounts, keepValueCounts, TALLY_SHARDS } from './postgres-tallies.js'
 import { POSTGRES_MAX_NAME_BYTES } from './identifiers.js'
-import type { ColumnKind, ExistingColumn } from './tables.js'
+import type { ColumnKind, ExistingColumn, ExistingIndex } from './tables.js'
 
 export interface PostgresOptions {
   readonly url: string
@@ -86,10 +86,11 @@ export function openPostgres (options: PostgresOptions): Dialect {
     },
     like: (column, pattern) => sql<SqlBool>`lower(${column} collate "und-x-icu") like ${pattern.toLowerCase()} escape '\\'`,
     classify (error): ConstraintViolation | undefined {
-      const { code, constraint } = (error ?? {}) as { code?: string, constraint?: string }
+      const { code, detail } = (error ?? {}) as { code?: string, detail?: string }
       if (code === '23505') {
-        // Unique indexes are named {table}_{column}_key (tables.ts).
-        const column = constraint === undefined ? undefined : /_([^_]+)_key$/.exec(constraint)?.[1]
+        // `Key ("owner", name)=(…) already exists.`: the last column is the field (an owned one is unique per owner).
+        // Read from the detail, not the index name, which PostgreSQL may have needed shortened (identifiers.ts).
+        const column = detail === undefined ? undefined : /^Key \((?:"?\w+"?, )*"?(\w+)"?\)=/.exec(detail)?.[1]
         return { kind: 'unique', ...(column === undefined ? {} : { column }) }
       }
       if (code === '23503') return { kind: 'foreign-key' }
@@ -115,8 +116,10 @@ export function openPostgres (options: PostgresOptions): Dialect {
       return new Set(result.rows.map(row => row.name))
     },
     async uniqueIndexes (executor) {
-      const result = await sql<{ name: string, table: string }>`select c.relname as name, t.relname as "table" from pg_index i
-        join pg_class c on c.oid = i.indexrelid join pg_class t on t.oid = i.indrelid
+      const result = await sql<ExistingIndex>`select c.relname as name, t.relname as "table",
+          array(select a.attname::text from unnest(i.indkey) with ordinality as k(attnum, position)
+            join pg_attribute a on a.attrelid = i.indrelid and a.attnum = k.attnum order by k.position) as columns
+        from pg_index i join pg_class c on c.oid = i.indexrelid join pg_class t on t.oid = i.indrelid
         where t.relnamespace = current_schema()::regnamespace and i.indisunique and not i.indisprimary`.execute(executor)
       return result.rows
     },

@@ -12,7 +12,7 @@ import { createIdempotencyTable } from './idempotency.js'
 import { countRows, createRowCountTable } from './row-counts.js'
 import { countValues } from './value-counts.js'
 import { MigrationRefused, type MigrationReport } from './store.js'
-import { MIGRATIONS_TABLE, SECRETS_TABLE, planMigration, type ColumnSpec, type IndexSpec, type TableSpec } from './tables.js'
+import { MIGRATIONS_TABLE, SECRETS_TABLE, indexName, planMigration, type ColumnSpec, type IndexSpec, type TableSpec } from './tables.js'
 import { createWebhookTables } from './webhook-tables.js'
 
 function columnDefinition (dialect: Dialect, spec: ColumnSpec) {
@@ -60,17 +60,18 @@ async function createEngineTables (trx: Transaction<Database>, dialect: Dialect)
 }
 
 /**
- * A unique index the engine made (named `{table}_…_key`) that the definitions
- * no longer declare, such as a `unique` taken out, or one now kept per owner:
- * left in place it would go on refusing writes the definitions allow (409).
- * Dropping it loses no data. Indexes of any other name are left alone, since
- * they may be an operator's own.
+ * A unique index the engine made that the definitions no longer declare,
+ * such as a `unique` taken out, or one now kept per owner: left in place it
+ * would go on refusing writes the definitions allow (409). Dropping it loses
+ * no data. The engine's are those whose name is the one it gives an index on
+ * their columns (shortened where PostgreSQL would cut it); indexes of any
+ * other name are left alone, since they may be an operator's own.
  */
 async function dropUndeclaredUniqueness (trx: Transaction<Database>, dialect: Dialect, specs: readonly TableSpec[], wanted: ReadonlySet<string>): Promise<string[]> {
   const tables = new Set(specs.map(spec => spec.name))
   const dropped: string[] = []
-  for (const { name, table } of await dialect.uniqueIndexes(trx)) {
-    if (!tables.has(table) || wanted.has(name) || !name.startsWith(`${table}_`) || !name.endsWith('_key')) continue
+  for (const { name, table, columns } of await dialect.uniqueIndexes(trx)) {
+    if (!tables.has(table) || wanted.has(name) || name !== indexName(table, columns, true, dialect)) continue
     await trx.schema.dropIndex(name).execute()
     dropped.push(`drop unique index ${name} (no longer declared)`)
   }

@@ -227,9 +227,10 @@ export function openSqlite (options: SqliteOptions): Dialect {
     indexNames: async executor => await schemaObjects(executor, 'index'),
     async uniqueIndexes (executor) {
       // SQLite's own indexes (primary keys, UNIQUE in a table's definition) have no SQL text.
-      const result = await sql<{ name: string, table: string }>`select name, tbl_name as "table" from sqlite_master
-        where type = 'index' and sql like 'create unique index%'`.execute(executor)
-      return result.rows
+      const result = await sql<{ name: string, table: string, columns: string }>`select m.name, m.tbl_name as "table",
+          (select json_group_array(c.name) from (select name from pragma_index_info(m.name) order by seqno) c) as columns
+        from sqlite_master m where m.type = 'index' and m.sql like 'create unique index%'`.execute(executor)
+      return result.rows.map(row => ({ ...row, columns: JSON.parse(row.columns) as string[] }))
     },
     triggerNames: async executor => await schemaObjects(executor, 'trigger')
   }

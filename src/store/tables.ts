@@ -69,13 +69,20 @@ function fieldColumns (model: Model, resource: Resource): ColumnSpec[] {
   return columns
 }
 
+/**
+ * The name the engine gives an index, as the database stores it: migration
+ * also uses it to tell the engine's own unique indexes from an operator's.
+ */
+export function indexName (table: string, columns: readonly string[], unique: boolean, traits: IndexTraits, descending = false): string {
+  return storedName(traits, `${table}_${columns.join('_')}_${descending ? 'desc_' : ''}${unique ? 'key' : 'idx'}`)
+}
+
 function indexes (resource: Resource, nullable: ReadonlySet<string>, traits: IndexTraits): IndexSpec[] {
   const table = resource.collection
   const result: IndexSpec[] = []
   const seen = new Set<string>()
   const add = (columns: readonly string[], unique: boolean, descending = false): void => {
-    const whole = `${table}_${columns.join('_')}_${descending ? 'desc_' : ''}${unique ? 'key' : 'idx'}`
-    const name = storedName(traits, whole)
+    const name = indexName(table, columns, unique, traits, descending)
     if (seen.has(name)) return
     seen.add(name)
     result.push({ name, columns, unique, ...(descending ? { descending } : {}) })
@@ -117,6 +124,13 @@ export interface ExistingColumn {
   readonly name: string
   readonly dataType: string
   readonly notNull: boolean
+}
+
+export interface ExistingIndex {
+  readonly name: string
+  readonly table: string
+  /** In index order. */
+  readonly columns: readonly string[]
 }
 
 export interface MigrationPlan {

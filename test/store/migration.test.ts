@@ -84,6 +84,28 @@ t.test('a unique index the definitions no longer declare is dropped; an operator
   t.equal((await post(second, '/v1/badges', { name: 'silver', code: 'g' })).statusCode, 409, 'an index of a name the engine never gives stays')
 })
 
+t.test('a unique index whose name PostgreSQL needs shortened is recognised as the engine\'s', async t => {
+  // `{table}_{field}_key` is 74 bytes here: PostgreSQL keeps 63, so the engine stores a shortened name.
+  const collection = 'certificates-of-achievement'
+  const fields = Type.Object({ name: Type.String(), registrationNumberAtTheIssuingBody: Type.Optional(Type.String()) })
+  const config = await testConfig(t, { env: { LOG_LEVEL: 'info' } })
+  const strict = defineResource({ collection, fields, unique: ['name', 'registrationNumberAtTheIssuingBody'] })
+  const first = authenticatedByDefault(await buildApp({ config, definitions: [strict] }))
+  t.equal((await post(first, `/v1/${collection}`, { name: 'a', registrationNumberAtTheIssuingBody: 'R-1' })).statusCode, 201)
+  const clash = await post(first, `/v1/${collection}`, { name: 'b', registrationNumberAtTheIssuingBody: 'R-1' })
+  t.equal(clash.statusCode, 409)
+  t.equal(body(clash).detail, 'another certificates-of-achievement already has this registrationNumberAtTheIssuingBody', 'the 409 names the field, not every unique one')
+  await first.close()
+
+  const log = logCollector()
+  const relaxed = defineResource({ collection, fields, unique: ['name'] })
+  const second = authenticatedByDefault(await buildApp({ config, definitions: [relaxed], logStream: log }))
+  t.teardown(() => second.close())
+  const applied = log.lines.find(line => line.msg === 'database schema updated')?.applied as string[] | undefined
+  t.match(applied, [/^drop unique index certificates-of-achievement_registrationNumber\w+ \(no longer declared\)$/], 'the stale index is dropped')
+  t.equal((await post(second, `/v1/${collection}`, { name: 'b', registrationNumberAtTheIssuingBody: 'R-1' })).statusCode, 201, 'the definitions are followed')
+})
+
 t.test('an owned resource\'s unique index from before uniqueness was per owner is replaced', async t => {
   const config = await testConfig(t, { env: { LOG_LEVEL: 'info' } })
   const plain = defineResource({ collection: 'tickets', fields: Type.Object({ name: Type.String() }) })
