@@ -7,6 +7,7 @@ import { Type } from '@sinclair/typebox'
 import type { FastifyReply, FastifyRequest, RouteHandlerMethod } from 'fastify'
 import { invalid } from '../errors.js'
 import { bodyMembers, refuseWithAll } from '../http/attached-validation.js'
+import type { AjvError } from '../http/ajv-issues.js'
 import { formatEntityTag, httpDate, notModified, recordTag } from '../http/conditional.js'
 import { prefersMinimal } from '../http/prefer.js'
 import type { StoredRecord } from '../store/store.js'
@@ -83,7 +84,9 @@ export function resourceHandlers (model: Model, resource: Resource, { cursors, e
     // A malformed id: nothing to look up.
     if (error.validationContext !== 'body') throw error
     const body = bodyMembers(request)
-    const missing = await unknownParents(request, model, target, body)
+    // A foreign key the schema refused (a 0 below its minimum) is the schema's to name, not the lookup's too.
+    const refused = new Set((error.validation as readonly AjvError[]).map(issue => issue.instancePath))
+    const missing = await unknownParents(request, model, target, Object.fromEntries(Object.entries(body).filter(([name]) => !refused.has(`/${name}`))))
     const current = await stored?.()
     refuseWithAll(request, 'body', [...missing, ...(current === undefined ? [] : readOnlyChanges(target, body, current))])
   }

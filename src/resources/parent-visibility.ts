@@ -20,7 +20,7 @@ async function hiddenParents (request: FastifyRequest, model: Model, resource: R
     const parent = model.get(link.parent)
     const where = visibility(request, parent)
     const id = values[link.foreignKey]
-    if (where.length === 0 || typeof id !== 'number' || !Number.isSafeInteger(id) || id < 1) continue
+    if (where.length === 0 || typeof id !== 'number' || !Number.isSafeInteger(id)) continue
     if (await request.server.store.get(parent, id, { where }) === undefined) issues.push(missingParentIssue(link.foreignKey, parent, id))
   }
   return issues

@@ -42,7 +42,7 @@ export function storeErrors (dialect: Dialect, model: Model): StoreErrors {
     const issues: ProblemIssue[] = []
     for (const link of resource.parents) {
       const id = values[link.foreignKey]
-      if (!Number.isSafeInteger(id) || (id as number) < 1) continue
+      if (!Number.isSafeInteger(id)) continue
       try {
         const parent = await db.selectFrom(link.parent).select('id').where('id', '=', id as number).executeTakeFirst()
         if (parent === undefined) {

@@ -44,6 +44,9 @@ t.test('a foreign key to a missing row is 400 naming the field', async t => {
   t.same(pointers(patched), ['/id', '/priority', '/projectId'], 'on PATCH beside a changed read-only value too')
   const mistyped = assertProblem(t, await post(app, '/v1/tasks', { name: 'x', projectId: '4242' }), 400)
   t.same(mistyped.errors, [{ in: 'body', pointer: '/projectId', detail: 'must be integer, not string' }], 'a key of the wrong type is the schema\'s to name, and not looked up')
+  const belowMinimum = assertProblem(t, await post(app, '/v1/tasks', { name: 5, projectId: 0 }), 400)
+  t.same(belowMinimum.errors, [{ in: 'body', pointer: '/name', detail: 'must be string, not integer' }, { in: 'body', pointer: '/projectId', detail: 'must be >= 1' }],
+    'a key the schema refuses is named once, by the schema')
   t.same(pointers(assertProblem(t, await post(app, `/v1/projects/${project.id}/tasks`, { name: 5 }), 400)), ['/name'])
   t.same(pointers(assertProblem(t, await post(app, '/v1/projects/4242/tasks', { name: 5 }), 400)), ['/name'], 'a nested create refuses its body before looking up the parent')
 })
@@ -90,4 +93,18 @@ t.test('a belongs-to link is absent while its key is null', async t => {
   const unlinked = await app.inject({ method: 'PATCH', url: `/v1/books/${loose.id}`, payload: { authorId: null } })
   t.same(body(unlinked).links, { self: `/v1/books/${loose.id}` })
   t.notOk('authorId' in body(unlinked))
+})
+
+t.test('a foreign key no id can have (0, negative), where the schema allows it, is a missing row, not a 500', async t => {
+  const app = await buildTestApp(t, { definitions: [authors, books] })
+  const book = body(await post(app, '/v1/books', { name: 'Beowulf' }))
+  for (const authorId of [0, -1]) {
+    const created = assertProblem(t, await post(app, '/v1/books', { name: 'Orphan', authorId }), 400, 'validation')
+    t.same(created.errors, [{ in: 'body', pointer: '/authorId', detail: `refers to author ${authorId}, which does not exist` }], `POST with ${authorId}`)
+    const replaced = assertProblem(t, await app.inject({ method: 'PUT', url: `/v1/books/${book.id}`, payload: { name: 'Beowulf', authorId } }), 400)
+    t.same(pointers(replaced), ['/authorId'], `PUT with ${authorId}`)
+    const patched = assertProblem(t, await app.inject({ method: 'PATCH', url: `/v1/books/${book.id}`, payload: { authorId, name: '' } }), 400)
+    t.same(pointers(patched), ['/authorId', '/name'], `PATCH with ${authorId}, beside a fault of the schema`)
+  }
+  t.notOk('authorId' in body(await app.inject({ method: 'GET', url: `/v1/books/${book.id}` })), 'nothing was stored')
 })
