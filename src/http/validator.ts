@@ -2,8 +2,10 @@
  * Request validation: Fastify's Ajv with the lenient defaults turned off (no
  * stripping of unknown properties, no type coercion of bodies, every error
  * reported), plus strict conversion of path and query strings. Ajv's own
- * coercion would accept `0x10`, `1e3` or round numbers past 2^53; here only
- * plain decimal digits become numbers, and anything else fails validation.
+ * coercion would accept `0x10`, `""` or round numbers past 2^53; here an
+ * integer is plain decimal digits, a number is written as JSON writes one
+ * (`0.5`, `1e-9`: what a client's own number-to-string gives) and is finite,
+ * and anything else fails validation.
  */
 import { AjvCompiler } from '@fastify/ajv-compiler'
 import type { FastifyServerOptions } from 'fastify'
@@ -37,7 +39,8 @@ type Validate = ((data: unknown) => boolean | Promise<unknown>) & { errors?: unk
 const INTEGER = /^-?(0|[1-9][0-9]*)$/
 /** Digits a reader would call an integer, though not written as INTEGER wants: `+1`, `007`. */
 const SIGNED_DIGITS = /^[+-]?[0-9]+$/
-const DECIMAL = /^-?(0|[1-9][0-9]*)(\.[0-9]+)?$/
+/** RFC 8259's number grammar. */
+const JSON_NUMBER = /^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?$/
 
 /** Converts the string value of a declared property to its declared type, when it is written strictly. */
 export function convertString (type: string | undefined, raw: string): unknown {
@@ -45,7 +48,10 @@ export function convertString (type: string | undefined, raw: string): unknown {
     const value = Number(raw)
     return Number.isSafeInteger(value) ? value : raw
   }
-  if (type === 'number' && DECIMAL.test(raw)) return Number(raw)
+  if (type === 'number' && JSON_NUMBER.test(raw)) {
+    const value = Number(raw)
+    return Number.isFinite(value) ? value : raw
+  }
   if (type === 'boolean' && (raw === 'true' || raw === 'false')) return raw === 'true'
   return raw
 }

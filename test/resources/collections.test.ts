@@ -212,8 +212,9 @@ t.test('field filters: every operator, values parsed by type', async t => {
   t.same(await ids('name[like]=_oad*'), [], '_ never acts as a wildcard')
   t.same(await ids('active=true&budget[gte]=100&sort=-name'), expectedOrder(projects.filter(p => p.active && p.budget >= 100), '-name'), 'filters combine with sort')
   t.same(await ids('filter=archived&budget=300'), where(p => !p.active && p.budget === 300), 'and with named filters')
+  t.same(await ids('budget[gte]=1e2&budget[lt]=3.0E%2B2'), where(p => p.budget >= 100 && p.budget < 300), 'a number may be written as JSON writes one, exponent included')
 
-  for (const [query, pointer] of [['budget=abc', '/budget'], ['budget[gt]=1e3', '/budget[gt]'], ['active=yes', '/active'], ['active[lt]=true', '/active[lt]'], ['budget[in]=1,x', '/budget[in]/1'], ['budget[like]=1*', '/budget[like]'], ['description=x', '/description'], ['budget[between]=1', '/budget[between]']] as const) {
+  for (const [query, pointer] of [['budget=abc', '/budget'], ['budget[gt]=1e400', '/budget[gt]'], ['budget[gt]=0x10', '/budget[gt]'], ['budget[gt]=.5', '/budget[gt]'], ['active=yes', '/active'], ['active[lt]=true', '/active[lt]'], ['budget[in]=1,x', '/budget[in]/1'], ['budget[like]=1*', '/budget[like]'], ['description=x', '/description'], ['budget[between]=1', '/budget[between]']] as const) {
     const problem = assertProblem(t, await get(app, `/v1/projects?${query}`), 400)
     t.same(pointers(problem), [pointer], query)
   }
