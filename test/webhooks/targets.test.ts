@@ -6,7 +6,7 @@ import { isPrivateAddress, resolveTarget } from '../../src/webhooks/targets.js'
 
 t.test('loopback, private, link-local, metadata and reserved addresses are private; public ones are not', async t => {
   for (const address of ['127.0.0.1', '127.8.9.10', '10.0.0.1', '172.16.5.4', '172.31.255.255', '192.168.1.1', '169.254.169.254', '100.64.0.1', '0.0.0.0',
-    '224.0.0.1', '255.255.255.255', '::1', '::', 'fe80::1', 'fc00::1', 'fd00:ec2::254', '::ffff:127.0.0.1', '::ffff:10.0.0.1', 'not an address']) {
+    '224.0.0.1', '255.255.255.255', '::1', '::', 'fe80::1', 'fc00::1', 'fd00:ec2::254', '::ffff:127.0.0.1', '::ffff:10.0.0.1', '::ffff:7f00:1', '::7f00:1', '::127.0.0.1', 'not an address']) {
     t.equal(isPrivateAddress(address), true, address)
   }
   for (const address of ['93.184.215.14', '8.8.8.8', '172.32.0.1', '2606:4700:4700::1111', '::ffff:8.8.8.8']) t.equal(isPrivateAddress(address), false, address)
