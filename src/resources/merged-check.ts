@@ -13,6 +13,13 @@ import { describeAjvErrors, type AjvError } from '../http/ajv-issues.js'
 
 type Values = Record<string, unknown>
 
+/**
+ * A stored member the merged object may not have (another variant's, when a
+ * patch switches a union's variant) stays unless the patch removes it, which
+ * a client may not think of: say how.
+ */
+const remedy = (detail: string): string => detail === 'is not a known property' ? '; a null for it in the patch removes it' : ''
+
 /** A check that refuses (400, naming each value) merged values the schema of a whole record refuses. */
 export function mergedValuesCheck (request: FastifyRequest, recordSchema: TSchema): (values: Values) => void {
   // Compiled once per schema by the app's validator compiler (validator.ts), with the shared schemas and formats of every route.
@@ -20,6 +27,6 @@ export function mergedValuesCheck (request: FastifyRequest, recordSchema: TSchem
   return function checkMerged (values) {
     if (validate(values) === true) return
     const issues = describeAjvErrors((validate.errors ?? []) as AjvError[], 'body', [])
-    throw invalid(issues.map(issue => ({ ...issue, detail: `${issue.detail}, once the patch is merged into the stored value` })))
+    throw invalid(issues.map(issue => ({ ...issue, detail: `${issue.detail}, once the patch is merged into the stored value${remedy(issue.detail)}` })))
   }
 }

@@ -66,7 +66,8 @@ t.test('what the merge makes is refused when its schema refuses it, and nothing 
 t.test('a union-typed object: another variant\'s members must be removed to switch; a bad merge never reaches storage', async t => {
   const { patch, read } = await drawing(t, { shape: { kind: 'circle', r: 1 } })
   const mixed = assertProblem(t, await patch({ shape: { kind: 'square', side: 2 } }), 400, 'validation')
-  t.same(mixed.errors, [{ in: 'body', pointer: '/shape/r', detail: 'is not a known property, once the patch is merged into the stored value' }], 'names the circle\'s member the square cannot have')
+  t.same(mixed.errors, [{ in: 'body', pointer: '/shape/r', detail: 'is not a known property, once the patch is merged into the stored value; a null for it in the patch removes it' }],
+    'names the circle\'s member the square cannot have, and how to remove it')
   t.same(body(await read()).shape, { kind: 'circle', r: 1 }, 'the record still reads (it was a 500 on every read once stored)')
 
   const switched = await patch({ shape: { kind: 'square', side: 2, r: null } })
