@@ -81,6 +81,24 @@ function integerError (error: AjvErrorLike, raw: unknown, property: PropertySche
     : explained(error, 'maximum', error.instancePath, `must be <= ${property.maximum ?? Number.MAX_SAFE_INTEGER}`)
 }
 
+/**
+ * "must be number" of `1e400` or `.5` leaves a reader guessing: say that the
+ * first is out of range and how a number is written.
+ */
+function numberError (error: AjvErrorLike, raw: unknown): AjvErrorLike {
+  if (typeof raw !== 'string') return error
+  return JSON_NUMBER.test(raw)
+    ? explained(error, 'maximum', error.instancePath, 'must be a number within ±1.8e308')
+    : explained(error, 'numberForm', error.instancePath, 'must be a number written as JSON writes one, such as 12, -0.5 or 1e-9')
+}
+
+/** The raw value an error's path names: a parameter (`/budget`), or one item of a list (`/budget[in]/1`). */
+function rawValue (values: Record<string, unknown>, instancePath: string): unknown {
+  const [name = '', index] = instancePath.slice(1).split('/')
+  const value = values[name]
+  return index === undefined ? value : Array.isArray(value) ? value[Number(index)] : undefined
+}
+
 /** Ajv's errors, each one about a path or query value re-worded where Ajv's words would mislead. */
 function explainErrors (errors: AjvErrorLike[], values: Record<string, unknown>, properties: Map<string, PropertySchema>, explainUnknown: ((name: string) => string) | undefined): AjvErrorLike[] {
   return errors.map(error => {
@@ -93,6 +111,7 @@ function explainErrors (errors: AjvErrorLike[], values: Record<string, unknown>,
       const property = properties.get(name)
       if (property !== undefined) return integerError(error, values[name], property)
     }
+    if (error.keyword === 'type' && error.params.type === 'number') return numberError(error, rawValue(values, error.instancePath))
     return error
   })
 }

@@ -218,6 +218,11 @@ t.test('field filters: every operator, values parsed by type', async t => {
     const problem = assertProblem(t, await get(app, `/v1/projects?${query}`), 400)
     t.same(pointers(problem), [pointer], query)
   }
+  const badNumbers = assertProblem(t, await get(app, '/v1/projects?budget[gt]=.5&budget[in]=1,1e400'), 400)
+  t.same(badNumbers.errors, [
+    { in: 'query', pointer: '/budget[gt]', detail: 'must be a number written as JSON writes one, such as 12, -0.5 or 1e-9' },
+    { in: 'query', pointer: '/budget[in]/1', detail: 'must be a number within ±1.8e308' }
+  ], 'a number query value says how a number is written, or that it is out of range')
   const badEnum = assertProblem(t, await get(app, '/v1/tasks?status=someday'), 400)
   t.match(badEnum.errors[0].detail, /"todo", "doing", "done"/)
   assertProblem(t, await get(app, '/v1/tasks?dueDate=2026-13-01'), 400)
