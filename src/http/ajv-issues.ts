@@ -44,6 +44,12 @@ function jsonTypeOf (value: unknown): string {
 const sentType = (error: AjvError, location: IssueLocation): string =>
   location === 'body' && 'data' in error ? `, not ${jsonTypeOf(error.data)}` : ''
 
+/** What a value of a format looks like, where "must be a valid date" would leave the reader to guess. */
+const FORMAT_SENTENCES: Readonly<Record<string, string>> = {
+  'date-time': 'must be an RFC 3339 date-time such as 2026-01-01T00:00:00Z, precise to the millisecond at most, without a leap second',
+  date: 'must be a calendar date written YYYY-MM-DD, such as 2026-01-31'
+}
+
 function sentence (error: AjvError, location: IssueLocation, readOnly: readonly string[]): string {
   const { params } = error
   switch (error.keyword) {
@@ -55,9 +61,7 @@ function sentence (error: AjvError, location: IssueLocation, readOnly: readonly 
     case 'enum': return `must be one of ${list(params.allowedValues as unknown[])}`
     case 'const': return `must be ${JSON.stringify(params.allowedValue)}`
     case 'type': return `must be ${String(params.type).replace(',', ' or ')}${sentType(error, location)}`
-    case 'format': return params.format === 'date-time'
-      ? 'must be an RFC 3339 date-time such as 2026-01-01T00:00:00Z, precise to the millisecond at most, without a leap second'
-      : `must be a valid ${String(params.format)}`
+    case 'format': return FORMAT_SENTENCES[String(params.format)] ?? `must be a valid ${String(params.format)}`
     default: return error.message ?? 'is invalid'
   }
 }

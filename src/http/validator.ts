@@ -71,10 +71,12 @@ const explained = (error: AjvErrorLike, keyword: string, instancePath: string, m
 
 /**
  * "must be integer" of `9007199254740992` or `007` is true to Ajv but not to a
- * reader: say that the first is out of range and how to write the second.
+ * reader: say that the first is out of range and how to write the second (and
+ * how to write one at all, since a query value is always text).
  */
 function integerError (error: AjvErrorLike, raw: unknown, property: PropertySchema): AjvErrorLike {
-  if (typeof raw !== 'string' || !SIGNED_DIGITS.test(raw)) return error
+  if (typeof raw !== 'string') return error
+  if (!SIGNED_DIGITS.test(raw)) return explained(error, 'integerForm', error.instancePath, 'must be an integer written in plain digits, such as 12')
   if (!INTEGER.test(raw)) return explained(error, 'integerForm', error.instancePath, 'must be an integer written in plain digits, without "+" or leading zeros')
   return raw.startsWith('-')
     ? explained(error, 'minimum', error.instancePath, `must be >= ${property.minimum ?? Number.MIN_SAFE_INTEGER}`)
@@ -112,6 +114,7 @@ function explainErrors (errors: AjvErrorLike[], values: Record<string, unknown>,
       if (property !== undefined) return integerError(error, values[name], property)
     }
     if (error.keyword === 'type' && error.params.type === 'number') return numberError(error, rawValue(values, error.instancePath))
+    if (error.keyword === 'type' && error.params.type === 'boolean') return explained(error, 'booleanForm', error.instancePath, 'must be true or false')
     return error
   })
 }

@@ -80,7 +80,7 @@ t.test('malformed ids are 400 in the path; well-formed unknown ids are 404', asy
   }
   // Each detail says what is wrong with that id, not "must be integer" of an integer.
   const detailOf = async (id: string): Promise<string> => assertProblem(t, await app.inject({ method: 'GET', url: `/v1/projects/${id}` }), 400).errors[0].detail
-  t.equal(await detailOf('abc'), 'must be integer')
+  t.equal(await detailOf('abc'), 'must be an integer written in plain digits, such as 12')
   t.equal(await detailOf('0'), 'must be >= 1')
   t.equal(await detailOf('-1'), 'must be >= 1')
   t.equal(await detailOf('9007199254740992'), 'must be <= 9007199254740991', 'past 2^53-1 names the bound')
@@ -177,8 +177,14 @@ t.test('a wrong type names what was sent, so null on a required field and "2" fo
   const tasks = await app.inject({ method: 'GET', url: '/v1/tasks?status=later&priority=high' })
   t.same(assertProblem(t, tasks, 400, 'validation').errors, [
     { in: 'query', pointer: '/status', detail: 'must be one of "todo", "doing", "done"' },
-    { in: 'query', pointer: '/priority', detail: 'must be integer' }
-  ], 'a query value is always text: its type is not named')
+    { in: 'query', pointer: '/priority', detail: 'must be an integer written in plain digits, such as 12' }
+  ], 'a query value is always text: its type is not named, how to write one is')
+  const written = await app.inject({ method: 'GET', url: '/v1/tasks?dueDate[lt]=2026-02-30' })
+  t.same(assertProblem(t, written, 400, 'validation').errors, [
+    { in: 'query', pointer: '/dueDate[lt]', detail: 'must be a calendar date written YYYY-MM-DD, such as 2026-01-31' }
+  ])
+  const projects = await app.inject({ method: 'GET', url: '/v1/projects?active=yes' })
+  t.same(assertProblem(t, projects, 400, 'validation').errors, [{ in: 'query', pointer: '/active', detail: 'must be true or false' }])
 })
 
 t.test('a union of object variants: the faults of the variant the value names, not of every variant', async t => {
