@@ -124,6 +124,19 @@ function fail (collection: string, message: string): never {
   throw new DefinitionError(`resource "${collection}": ${message}`)
 }
 
+/**
+ * Whether a field's own value may be null. A column holds a value or nothing,
+ * so a null would be stored as nothing and read back absent (a value changed
+ * in storage), and a required nullable field would fail its NOT NULL column.
+ * Nulls inside an object or array field are kept as sent (JSON).
+ */
+function allowsNull (schema: TSchema): boolean {
+  const { type, anyOf, oneOf, nullable } = schema as { type?: unknown, anyOf?: TSchema[], oneOf?: TSchema[], nullable?: unknown }
+  if (type === 'null' || nullable === true || (Array.isArray(type) && type.includes('null'))) return true
+  if (schema.const === null || (Array.isArray(schema.enum) && schema.enum.includes(null))) return true
+  return [...anyOf ?? [], ...oneOf ?? []].some(allowsNull)
+}
+
 function checkFieldList (collection: string, what: string, names: readonly string[], fields: TProperties): void {
   for (const name of names) {
     if (!(name in fields)) fail(collection, `${what} names "${name}", which is not a field`)
@@ -147,6 +160,9 @@ export function defineResource<P extends NamedProperties> (options: ResourceOpti
     if (!IDENTIFIER.test(field)) fail(collection, `field "${field}" must be camelCase letters and digits`)
     checkLength(collection, 'field', field)
     if ((RESERVED_FIELDS as readonly string[]).includes(field)) fail(collection, `field "${field}" is reserved by the engine`)
+    if (allowsNull(properties[field]!)) {
+      fail(collection, `field "${field}" allows null, but a record without a value simply lacks the field (and a merge patch's null removes it): declare it Type.Optional(…) without null`)
+    }
   }
   const unique = [...(options.unique ?? [])]
   const filterable = [...(options.filterable ?? [])]

@@ -18,6 +18,19 @@ t.test('a definition is checked on its own', async t => {
   t.throws(() => defineResource({ collection: 'things', fields: Type.Object({ ...named, [long]: Type.String() }) }), /field "a+" is 64 characters long/)
   t.throws(() => defineResource({ collection: 'things', fields: Type.Object(named), owner: long }), /owner field "a+" is 64 characters long/)
   t.doesNotThrow(() => defineResource({ collection: long.slice(1), fields: Type.Object({ ...named, [long.slice(1)]: Type.String() }), owner: `b${long.slice(2)}` }), '63 characters are enough')
+  // A column holds a value or nothing: a null would come back absent, or fail a required field's NOT NULL (a 500).
+  for (const [label, schema] of [
+    ['a union with null', Type.Optional(Type.Union([Type.String(), Type.Null()]))],
+    ['a required one', Type.Union([Type.Integer(), Type.Null()])],
+    ['Type.Null', Type.Optional(Type.Null())],
+    ['an enum with null', Type.Optional(Type.Unsafe({ enum: ['a', null] }))],
+    ['OpenAPI 3.0 nullable', Type.Optional(Type.Unsafe({ type: 'string', nullable: true }))],
+    ['a type list', Type.Optional(Type.Unsafe({ type: ['string', 'null'] }))]
+  ] as const) {
+    t.throws(() => defineResource({ collection: 'things', fields: Type.Object({ ...named, maybe: schema }) }), /field "maybe" allows null, .* declare it Type.Optional\(…\) without null/, label)
+  }
+  t.doesNotThrow(() => defineResource({ collection: 'things', fields: Type.Object({ ...named, box: Type.Optional(Type.Object({ lid: Type.Union([Type.String(), Type.Null()]) })) }) }),
+    'a null inside an object field is kept as sent')
   const ok = defineResource({ collection: 'boxes', fields: Type.Object(named) })
   t.equal(ok.singular, 'boxe', 'default singular strips one s; set singular when English disagrees')
   t.ok(Object.isFrozen(ok))
