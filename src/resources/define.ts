@@ -5,6 +5,7 @@
  * and everything else is derived from it elsewhere.
  */
 import type { Static, TObject, TProperties, TSchema } from '@sinclair/typebox'
+import { Value } from '@sinclair/typebox/value'
 
 export type OnDelete = 'restrict' | 'cascade'
 
@@ -134,7 +135,14 @@ function allowsNull (schema: TSchema): boolean {
   const { type, anyOf, oneOf, nullable } = schema as { type?: unknown, anyOf?: TSchema[], oneOf?: TSchema[], nullable?: unknown }
   if (type === 'null' || nullable === true || (Array.isArray(type) && type.includes('null'))) return true
   if (schema.const === null || (Array.isArray(schema.enum) && schema.enum.includes(null))) return true
-  return [...anyOf ?? [], ...oneOf ?? []].some(allowsNull)
+  if ([...anyOf ?? [], ...oneOf ?? []].some(allowsNull)) return true
+  // What states no type at all (Type.Unknown, Type.Any) takes null too.
+  try {
+    return Value.Check(schema, null)
+  } catch {
+    // A kind TypeBox cannot check (Type.Unsafe): the keywords above are all it can say.
+    return false
+  }
 }
 
 function checkFieldList (collection: string, what: string, names: readonly string[], fields: TProperties): void {
@@ -161,7 +169,7 @@ export function defineResource<P extends NamedProperties> (options: ResourceOpti
     checkLength(collection, 'field', field)
     if ((RESERVED_FIELDS as readonly string[]).includes(field)) fail(collection, `field "${field}" is reserved by the engine`)
     if (allowsNull(properties[field]!)) {
-      fail(collection, `field "${field}" allows null, but a record without a value simply lacks the field (and a merge patch's null removes it): declare it Type.Optional(…) without null`)
+      fail(collection, `field "${field}" allows null, but a record without a value simply lacks the field (and a merge patch's null removes it): declare it Type.Optional(…) of the types it takes, without null (Type.Unknown and Type.Any take null too)`)
     }
   }
   const unique = [...(options.unique ?? [])]

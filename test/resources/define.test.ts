@@ -25,9 +25,11 @@ t.test('a definition is checked on its own', async t => {
     ['Type.Null', Type.Optional(Type.Null())],
     ['an enum with null', Type.Optional(Type.Unsafe({ enum: ['a', null] }))],
     ['OpenAPI 3.0 nullable', Type.Optional(Type.Unsafe({ type: 'string', nullable: true }))],
-    ['a type list', Type.Optional(Type.Unsafe({ type: ['string', 'null'] }))]
+    ['a type list', Type.Optional(Type.Unsafe({ type: ['string', 'null'] }))],
+    ['Type.Unknown', Type.Unknown()],
+    ['Type.Any', Type.Optional(Type.Any())]
   ] as const) {
-    t.throws(() => defineResource({ collection: 'things', fields: Type.Object({ ...named, maybe: schema }) }), /field "maybe" allows null, .* declare it Type.Optional\(…\) without null/, label)
+    t.throws(() => defineResource({ collection: 'things', fields: Type.Object({ ...named, maybe: schema }) }), /field "maybe" allows null, .* declare it Type.Optional\(…\) of the types it takes, without null/, label)
   }
   t.doesNotThrow(() => defineResource({ collection: 'things', fields: Type.Object({ ...named, box: Type.Optional(Type.Object({ lid: Type.Union([Type.String(), Type.Null()]) })) }) }),
     'a null inside an object field is kept as sent')
