@@ -5,6 +5,7 @@
  * and everything else is derived from it elsewhere.
  */
 import type { Static, TObject, TProperties, TSchema } from '@sinclair/typebox'
+import { ValueErrorType } from '@sinclair/typebox/errors'
 import { Value } from '@sinclair/typebox/value'
 
 export type OnDelete = 'restrict' | 'cascade'
@@ -145,6 +146,37 @@ function allowsNull (schema: TSchema): boolean {
   }
 }
 
+/** What TypeBox finds wrong with `value` against `schema`, formats aside: those are the app's Ajv formats, which TypeBox does not know. */
+function faultsOf (schema: TSchema, value: unknown): string[] {
+  try {
+    return [...Value.Errors(schema, value)]
+      .filter(error => error.type !== ValueErrorType.StringFormat && error.type !== ValueErrorType.StringFormatUnknown)
+      .map(error => error.path === '' ? error.message : `${error.path}: ${error.message}`)
+  } catch {
+    // A kind TypeBox cannot check (Type.Unsafe): left to the requests' own validation.
+    return []
+  }
+}
+
+/**
+ * A default the field's own schema refuses would answer every create that
+ * leaves the field out with a 400 about a value the client never sent; an
+ * example it refuses would show clients a body that fails. Both are the
+ * definition's mistakes, so they are refused when it loads.
+ */
+function checkSamples (collection: string, fields: TObject): void {
+  for (const [name, schema] of Object.entries(fields.properties)) {
+    if (!('default' in schema)) continue
+    const faults = faultsOf(schema, schema.default)
+    if (faults.length > 0) fail(collection, `the default of field "${name}" is refused by its own schema: ${faults.join('; ')}`)
+  }
+}
+
+function checkExample (collection: string, fields: TObject, example: unknown): void {
+  const faults = faultsOf(fields, Value.Default(fields, structuredClone(example)))
+  if (faults.length > 0) fail(collection, `the example is not a valid create body: ${faults.join('; ')}`)
+}
+
 function checkFieldList (collection: string, what: string, names: readonly string[], fields: TProperties): void {
   for (const name of names) {
     if (!(name in fields)) fail(collection, `${what} names "${name}", which is not a field`)
@@ -172,6 +204,8 @@ export function defineResource<P extends NamedProperties> (options: ResourceOpti
       fail(collection, `field "${field}" allows null, but a record without a value simply lacks the field (and a merge patch's null removes it): declare it Type.Optional(…) of the types it takes, without null (Type.Unknown and Type.Any take null too)`)
     }
   }
+  checkSamples(collection, options.fields as TObject)
+  if (options.example !== undefined) checkExample(collection, options.fields as TObject, options.example)
   const unique = [...(options.unique ?? [])]
   const filterable = [...(options.filterable ?? [])]
   const sortable = [...(options.sortable ?? [])]

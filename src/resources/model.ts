@@ -171,11 +171,15 @@ function resolveRelations (definitions: readonly ResourceDefinition[]): Map<stri
   return links
 }
 
-/** Filterable fields must be scalar, and named filters may only compare fields the resource has. */
+/**
+ * Filterable and sortable fields must be scalar (an object or array field is
+ * stored as JSON text, whose order and comparisons mean nothing to a client),
+ * and named filters may only compare fields the resource has.
+ */
 function checkFilters (definition: ResourceDefinition, fields: ReadonlyMap<string, Field>): void {
   const fail = (message: string): never => { throw new DefinitionError(`resource "${definition.collection}": ${message}`) }
-  for (const name of definition.filterable) {
-    if (fields.get(name)?.kind === 'json') fail(`filterable field "${name}" must be a string, number, integer or boolean`)
+  for (const [list, names] of [['filterable', definition.filterable], ['sortable', definition.sortable]] as const) {
+    for (const name of names) if (fields.get(name)?.kind === 'json') fail(`${list} field "${name}" must be a string, number, integer or boolean`)
   }
   const columns = new Set([...fields.keys(), 'id', 'createdAt', 'updatedAt', ...(definition.owner === undefined ? [] : [definition.owner])])
   const sample = { now: new Date(0), today: '1970-01-01' }

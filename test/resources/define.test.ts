@@ -33,6 +33,16 @@ t.test('a definition is checked on its own', async t => {
   }
   t.doesNotThrow(() => defineResource({ collection: 'things', fields: Type.Object({ ...named, box: Type.Optional(Type.Object({ lid: Type.Union([Type.String(), Type.Null()]) })) }) }),
     'a null inside an object field is kept as sent')
+  // A default or example the schema refuses is the definition's mistake: clients would be told of a value they never sent.
+  t.throws(() => defineResource({ collection: 'things', fields: Type.Object({ ...named, size: Type.Integer({ minimum: 1, default: 0 }) }) }),
+    /the default of field "size" is refused by its own schema: Expected integer to be greater or equal to 1/)
+  t.throws(() => defineResource({ collection: 'things', fields: Type.Object({ ...named, size: Type.Optional(Type.Integer()) }), example: { name: 'x', size: 'big' as unknown as number } }),
+    /the example is not a valid create body: \/size: Expected integer/)
+  t.doesNotThrow(() => defineResource({
+    collection: 'things',
+    fields: Type.Object({ ...named, size: Type.Integer({ default: 1 }), at: Type.Optional(Type.String({ format: 'date-time' })) }),
+    example: { name: 'x', at: '2026-01-01T00:00:00Z' }
+  }), 'an example may leave defaulted fields out; formats are the requests\' to check')
   const ok = defineResource({ collection: 'boxes', fields: Type.Object(named) })
   t.equal(ok.singular, 'boxe', 'default singular strips one s; set singular when English disagrees')
   t.ok(Object.isFrozen(ok))
@@ -46,4 +56,10 @@ t.test('relations are checked against the other definitions', async t => {
   const kid = defineResource({ collection: 'kids', fields: Type.Object({ ...named, parentId: Type.String() }), relations: { parent: belongsTo('parents', { foreignKey: 'parentId' }) } })
   t.throws(() => buildModel([parent, kid]), /integer field "parentId"/)
   t.throws(() => buildModel([parent, parent]), /defined twice/)
+})
+
+t.test('only scalar fields can be filtered or sorted by: an object or array is stored as JSON text', async t => {
+  const fields = Type.Object({ ...named, tags: Type.Optional(Type.Array(Type.String())) })
+  t.throws(() => buildModel([defineResource({ collection: 'things', fields, filterable: ['tags'] })]), /filterable field "tags" must be a string, number, integer or boolean/)
+  t.throws(() => buildModel([defineResource({ collection: 'things', fields, sortable: ['tags'] })]), /sortable field "tags" must be a string, number, integer or boolean/)
 })
