@@ -5,8 +5,7 @@
  * and everything else is derived from it elsewhere.
  */
 import type { Static, TObject, TProperties, TSchema } from '@sinclair/typebox'
-import { ValueErrorType } from '@sinclair/typebox/errors'
-import { Value } from '@sinclair/typebox/value'
+import { allowsNull, defaultFaults, exampleFaults } from './field-schema-checks.js'
 
 export type OnDelete = 'restrict' | 'cascade'
 
@@ -126,57 +125,6 @@ function fail (collection: string, message: string): never {
   throw new DefinitionError(`resource "${collection}": ${message}`)
 }
 
-/**
- * Whether a field's own value may be null. A column holds a value or nothing,
- * so a null would be stored as nothing and read back absent (a value changed
- * in storage), and a required nullable field would fail its NOT NULL column.
- * Nulls inside an object or array field are kept as sent (JSON).
- */
-function allowsNull (schema: TSchema): boolean {
-  const { type, anyOf, oneOf, nullable } = schema as { type?: unknown, anyOf?: TSchema[], oneOf?: TSchema[], nullable?: unknown }
-  if (type === 'null' || nullable === true || (Array.isArray(type) && type.includes('null'))) return true
-  if (schema.const === null || (Array.isArray(schema.enum) && schema.enum.includes(null))) return true
-  if ([...anyOf ?? [], ...oneOf ?? []].some(allowsNull)) return true
-  // What states no type at all (Type.Unknown, Type.Any) takes null too.
-  try {
-    return Value.Check(schema, null)
-  } catch {
-    // A kind TypeBox cannot check (Type.Unsafe): the keywords above are all it can say.
-    return false
-  }
-}
-
-/** What TypeBox finds wrong with `value` against `schema`, formats aside: those are the app's Ajv formats, which TypeBox does not know. */
-function faultsOf (schema: TSchema, value: unknown): string[] {
-  try {
-    return [...Value.Errors(schema, value)]
-      .filter(error => error.type !== ValueErrorType.StringFormat && error.type !== ValueErrorType.StringFormatUnknown)
-      .map(error => error.path === '' ? error.message : `${error.path}: ${error.message}`)
-  } catch {
-    // A kind TypeBox cannot check (Type.Unsafe): left to the requests' own validation.
-    return []
-  }
-}
-
-/**
- * A default the field's own schema refuses would answer every create that
- * leaves the field out with a 400 about a value the client never sent; an
- * example it refuses would show clients a body that fails. Both are the
- * definition's mistakes, so they are refused when it loads.
- */
-function checkSamples (collection: string, fields: TObject): void {
-  for (const [name, schema] of Object.entries(fields.properties)) {
-    if (!('default' in schema)) continue
-    const faults = faultsOf(schema, schema.default)
-    if (faults.length > 0) fail(collection, `the default of field "${name}" is refused by its own schema: ${faults.join('; ')}`)
-  }
-}
-
-function checkExample (collection: string, fields: TObject, example: unknown): void {
-  const faults = faultsOf(fields, Value.Default(fields, structuredClone(example)))
-  if (faults.length > 0) fail(collection, `the example is not a valid create body: ${faults.join('; ')}`)
-}
-
 function checkFieldList (collection: string, what: string, names: readonly string[], fields: TProperties): void {
   for (const name of names) {
     if (!(name in fields)) fail(collection, `${what} names "${name}", which is not a field`)
@@ -204,8 +152,9 @@ export function defineResource<P extends NamedProperties> (options: ResourceOpti
       fail(collection, `field "${field}" allows null, but a record without a value simply lacks the field (and a merge patch's null removes it): declare it Type.Optional(…) of the types it takes, without null (Type.Unknown and Type.Any take null too)`)
     }
   }
-  checkSamples(collection, options.fields as TObject)
-  if (options.example !== undefined) checkExample(collection, options.fields as TObject, options.example)
+  for (const [field, faults] of defaultFaults(options.fields as TObject)) fail(collection, `the default of field "${field}" is refused by its own schema: ${faults.join('; ')}`)
+  const faults = options.example === undefined ? [] : exampleFaults(options.fields as TObject, options.example)
+  if (faults.length > 0) fail(collection, `the example is not a valid create body: ${faults.join('; ')}`)
   const unique = [...(options.unique ?? [])]
   const filterable = [...(options.filterable ?? [])]
   const sortable = [...(options.sortable ?? [])]
