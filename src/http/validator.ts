@@ -26,7 +26,7 @@ interface PropertySchema {
   type?: string
   minimum?: number
   maximum?: number
-  items?: { type?: string }
+  items?: PropertySchema
 }
 
 interface PartSchema {
@@ -94,11 +94,14 @@ function numberError (error: AjvErrorLike, raw: unknown): AjvErrorLike {
     : explained(error, 'numberForm', error.instancePath, 'must be a number written as JSON writes one, such as 12, -0.5 or 1e-9')
 }
 
-/** The raw value an error's path names: a parameter (`/budget`), or one item of a list (`/budget[in]/1`). */
-function rawValue (values: Record<string, unknown>, instancePath: string): unknown {
+/** The raw value an error's path names and its schema: a parameter (`/budget`), or one item of a list (`/budget[in]/1`). */
+function valueAt (values: Record<string, unknown>, properties: Map<string, PropertySchema>, instancePath: string): { raw: unknown, schema: PropertySchema } | undefined {
   const [name = '', index] = instancePath.slice(1).split('/')
+  const property = properties.get(name)
+  if (property === undefined) return undefined
   const value = values[name]
-  return index === undefined ? value : Array.isArray(value) ? value[Number(index)] : undefined
+  if (index === undefined) return { raw: value, schema: property }
+  return { raw: Array.isArray(value) ? value[Number(index)] : undefined, schema: property.items ?? {} }
 }
 
 /** Ajv's errors, each one about a path or query value re-worded where Ajv's words would mislead. */
@@ -108,13 +111,12 @@ function explainErrors (errors: AjvErrorLike[], values: Record<string, unknown>,
       const name = String(error.params.additionalProperty)
       return explained(error, 'unknownParameter', `/${name}`, explainUnknown(name))
     }
-    if (error.keyword === 'type' && error.params.type === 'integer') {
-      const name = error.instancePath.slice(1)
-      const property = properties.get(name)
-      if (property !== undefined) return integerError(error, values[name], property)
-    }
-    if (error.keyword === 'type' && error.params.type === 'number') return numberError(error, rawValue(values, error.instancePath))
-    if (error.keyword === 'type' && error.params.type === 'boolean') return explained(error, 'booleanForm', error.instancePath, 'must be true or false')
+    if (error.keyword !== 'type') return error
+    const target = valueAt(values, properties, error.instancePath)
+    if (target === undefined) return error
+    if (error.params.type === 'integer') return integerError(error, target.raw, target.schema)
+    if (error.params.type === 'number') return numberError(error, target.raw)
+    if (error.params.type === 'boolean') return explained(error, 'booleanForm', error.instancePath, 'must be true or false')
     return error
   })
 }
