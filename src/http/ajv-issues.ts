@@ -17,6 +17,9 @@ export interface AjvError {
   data?: unknown
 }
 
+/** The detail of a member the schema does not declare (merged-check.ts adds how to remove one). */
+export const UNKNOWN_PROPERTY = 'is not a known property'
+
 const list = (values: unknown[]): string => values.map(value => JSON.stringify(value)).join(', ')
 
 function pointerOf (error: AjvError): string {
@@ -57,7 +60,7 @@ function sentence (error: AjvError, location: IssueLocation, readOnly: readonly 
     case 'additionalProperties':
       return error.instancePath === '' && readOnly.includes(String(params.additionalProperty))
         ? 'is read-only and cannot be set'
-        : 'is not a known property'
+        : UNKNOWN_PROPERTY
     case 'enum': return `must be one of ${list(params.allowedValues as unknown[])}`
     case 'const': return `must be ${JSON.stringify(params.allowedValue)}`
     case 'type': return `must be ${String(params.type).replace(',', ' or ')}${sentType(error, location)}`

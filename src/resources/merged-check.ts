@@ -9,7 +9,7 @@
 import type { TSchema } from '@sinclair/typebox'
 import type { FastifyRequest } from 'fastify'
 import { invalid } from '../errors.js'
-import { describeAjvErrors, type AjvError } from '../http/ajv-issues.js'
+import { describeAjvErrors, UNKNOWN_PROPERTY, type AjvError } from '../http/ajv-issues.js'
 
 type Values = Record<string, unknown>
 
@@ -18,7 +18,7 @@ type Values = Record<string, unknown>
  * patch switches a union's variant) stays unless the patch removes it, which
  * a client may not think of: say how.
  */
-const remedy = (detail: string): string => detail === 'is not a known property' ? '; a null for it in the patch removes it' : ''
+const remedy = (detail: string): string => detail === UNKNOWN_PROPERTY ? '; a null for it in the patch removes it' : ''
 
 /** A check that refuses (400, naming each value) merged values the schema of a whole record refuses. */
 export function mergedValuesCheck (request: FastifyRequest, recordSchema: TSchema): (values: Values) => void {
