@@ -6,6 +6,7 @@
  */
 import type { Static, TObject, TProperties, TSchema } from '@sinclair/typebox'
 import { allowsNull, defaultFaults, exampleFaults } from './field-schema-checks.js'
+import { writeOnlyFaults } from './write-only-checks.js'
 
 export type OnDelete = 'restrict' | 'cascade'
 
@@ -168,6 +169,8 @@ export function defineResource<P extends NamedProperties> (options: ResourceOpti
       fail(collection, `relation "${name}" uses foreign key "${relation.foreignKey}", which is not a field`)
     }
   }
+  const [writeOnlyFault] = writeOnlyFaults(properties, { unique, filterable, sortable }, relations)
+  if (writeOnlyFault !== undefined) fail(collection, writeOnlyFault)
   if (options.owner !== undefined) {
     if (!IDENTIFIER.test(options.owner)) fail(collection, `owner field "${options.owner}" must be camelCase`)
     checkLength(collection, 'owner field', options.owner)

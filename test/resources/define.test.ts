@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox'
 import t from 'tap'
-import { belongsTo, defineResource, DefinitionError, hasMany } from '../../src/resources/define.js'
+import { belongsTo, defineResource, DefinitionError, hasMany, where } from '../../src/resources/define.js'
 import { buildModel } from '../../src/resources/model.js'
 
 const named = { name: Type.String() }
@@ -62,4 +62,24 @@ t.test('only scalar fields can be filtered or sorted by: an object or array is s
   const fields = Type.Object({ ...named, tags: Type.Optional(Type.Array(Type.String())) })
   t.throws(() => buildModel([defineResource({ collection: 'things', fields, filterable: ['tags'] })]), /filterable field "tags" must be a string, number, integer or boolean/)
   t.throws(() => buildModel([defineResource({ collection: 'things', fields, sortable: ['tags'] })]), /sortable field "tags" must be a string, number, integer or boolean/)
+})
+
+t.test('nothing may show a write-only value, or let a caller test a guess of it', async t => {
+  const secret = Type.String({ writeOnly: true })
+  const things = (options: Partial<Parameters<typeof defineResource>[0]>) => () => defineResource({ collection: 'things', fields: Type.Object({ ...named, pin: secret }), ...options })
+  t.throws(things({ unique: ['pin'] }), /write-only field "pin" cannot be unique: a 409 would tell a caller that some record holds the value they sent/)
+  t.throws(things({ filterable: ['pin'] }), /write-only field "pin" cannot be filterable/)
+  t.throws(things({ sortable: ['pin'] }), /write-only field "pin" cannot be sortable/)
+  t.throws(() => defineResource({ collection: 'things', fields: Type.Object({ name: Type.String({ writeOnly: true }) }) }), /field "name" cannot be write-only/)
+  t.throws(() => defineResource({ collection: 'things', fields: Type.Object({ ...named, ownerId: Type.Integer({ writeOnly: true }) }), relations: { owner: belongsTo('owners', { foreignKey: 'ownerId' }) } }),
+    /write-only field "ownerId" cannot be the foreign key of relation "owner": its link shows the value/)
+  for (const [label, schema] of [
+    ['a member', Type.Object({ user: Type.String(), password: secret })],
+    ['an item', Type.Array(secret)],
+    ['a variant\'s member', Type.Union([Type.Object({ kind: Type.Literal('a'), token: secret }), Type.Object({ kind: Type.Literal('b') })])]
+  ] as const) {
+    t.throws(() => defineResource({ collection: 'things', fields: Type.Object({ ...named, login: Type.Optional(schema) }) }),
+      /field "login" marks a value inside it write-only, but only a whole field is left out of representations/, label)
+  }
+  t.doesNotThrow(things({ filterable: ['name'], sortable: ['name'], unique: ['name'], filters: { set: [where('pin', 'ne', '')] } }), 'a named filter of the definition\'s own may test it')
 })
