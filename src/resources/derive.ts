@@ -132,12 +132,21 @@ function writableProperties (resource: Resource, map: (field: Field) => TSchema)
 /** A defaulted field may be left out of a body (it then gets its default), so it is optional there. */
 const asDeclared = (field: Field): TSchema => field.required && !field.hasDefault ? field.schema : Type.Optional(field.schema)
 
+/**
+ * PUT property: as declared, except that a write-only field may be left out and
+ * then keeps its stored value (no default applied): a client never reads it, so
+ * a GET body edited and PUT back must not remove it.
+ */
+const asReplaced = (field: Field): TSchema => field.writeOnly ? Type.Optional(withoutDefault(field.schema)) : asDeclared(field)
+
 /** Merge-patch property: absent = unchanged; `null` = remove (optional) or reset (defaulted). */
 function patchProperty (field: Field): TSchema {
   const schema = mergePatchForm(field.schema)
   const nullable = !field.required || field.hasDefault
   return Type.Optional(nullable ? Type.Union([schema, Type.Null()]) : schema)
 }
+
+const hasWriteOnly = (resource: Resource): boolean => [...resource.fields.values()].some(field => field.writeOnly)
 
 export function deriveSchemas (resource: Resource): TObject[] {
   const ids = schemaIds(resource)
@@ -150,10 +159,10 @@ export function deriveSchemas (resource: Resource): TObject[] {
     Type.Object(writableProperties(resource, asDeclared), {
       $id: ids.create, additionalProperties: false, description: `A new ${resource.singular}.`, ...examples
     }),
-    Type.Object({ ...writableProperties(resource, asDeclared), ...echoableReadOnly(resource) }, {
+    Type.Object({ ...writableProperties(resource, asReplaced), ...echoableReadOnly(resource) }, {
       $id: ids.replace,
       additionalProperties: false,
-      description: `Every writable field of the ${resource.singular}: a missing optional field is removed, a missing defaulted field is reset. Read-only fields may be echoed back unchanged.`,
+      description: `Every writable field of the ${resource.singular}: a missing optional field is removed, a missing defaulted field is reset${hasWriteOnly(resource) ? ', a missing write-only field keeps its stored value' : ''}. Read-only fields may be echoed back unchanged.`,
       ...examples
     }),
     Type.Object({ ...writableProperties(resource, patchProperty), ...echoableReadOnly(resource) }, {

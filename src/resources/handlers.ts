@@ -20,7 +20,7 @@ import type { ChildLink, Model, Resource } from './model.js'
 import { refuseHiddenParents, unknownParents } from './parent-visibility.js'
 import { checkUnchanged, conditionally, load, type WriteTarget } from './preconditions.js'
 import { stamped, visibility } from './visibility.js'
-import { mergesObjects, patchedValues, readOnlyChanges, writableValues } from './writes.js'
+import { mergesObjects, patchedValues, readOnlyChanges, replacedValues, writableValues } from './writes.js'
 
 type Body = Record<string, unknown>
 type IdParams = { id: number }
@@ -128,7 +128,7 @@ export function resourceHandlers (model: Model, resource: Resource, { cursors, e
     },
 
     async replace (request, reply) {
-      return await save(request, reply, () => writableValues(resource, request.body as Body))
+      return await save(request, reply, current => replacedValues(resource, current, request.body as Body))
     },
 
     async update (request, reply) {

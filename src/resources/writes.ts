@@ -20,6 +20,19 @@ export function writableValues (resource: Resource, body: Body): Record<string, 
   return values
 }
 
+/**
+ * What a PUT stores: the body's writable values, and the stored value of each
+ * write-only field the body leaves out. A client never reads a write-only
+ * value, so it cannot send one back: a GET body edited and PUT back keeps it.
+ */
+export function replacedValues (resource: Resource, current: StoredRecord, body: Body): Record<string, unknown> {
+  const values = writableValues(resource, body)
+  for (const field of resource.fields.values()) {
+    if (field.writeOnly && values[field.name] === undefined && current.values[field.name] !== undefined) values[field.name] = current.values[field.name]
+  }
+  return values
+}
+
 /** Every read-only property of the body that differs from the stored record. */
 export function readOnlyChanges (resource: Resource, body: Body, current: StoredRecord): ProblemIssue[] {
   const actual: Record<string, unknown> = {

@@ -112,6 +112,21 @@ t.test('a subscription gets every matching write, signed per Standard Webhooks',
   assertProblem(t, purged, 404, 'not-found')
 })
 
+t.test('an event carries the record as a GET shows it: never a write-only value', async t => {
+  const vaults = defineResource({ collection: 'vaults', fields: Type.Object({ name: Type.String(), pin: Type.String({ writeOnly: true }) }) })
+  const app = await buildTestApp(t, { env: ALLOW, definitions: [vaults] })
+  const hook = await receiver(t)
+  await subscribe(app, hook.url, ['vaults.*'])
+  const vault = body(await post(app, '/v1/vaults', { name: 'safe', pin: '4821' }))
+  await app.inject({ method: 'PATCH', url: `/v1/vaults/${vault.id as number}`, payload: { pin: '9377' }, headers: { 'content-type': 'application/merge-patch+json' } })
+  const received = await hook.count(2)
+  t.same(received.map(item => (JSON.parse(item.body) as Json).type), ['vaults.created', 'vaults.updated'])
+  for (const item of received) {
+    t.same(Object.keys((JSON.parse(item.body) as Json).data as Json).sort(), ['createdAt', 'id', 'links', 'name', 'updatedAt'])
+    t.notMatch(item.body, /4821|9377/, 'no pin in the body')
+  }
+})
+
 t.test('failures are retried with backoff, honouring Retry-After; the same id and body every time', async t => {
   const app = await buildTestApp(t, { env: ALLOW })
   const hook = await receiver(t, [{ status: 500 }, { status: 503, headers: { 'retry-after': '1' } }, { status: 200 }])
