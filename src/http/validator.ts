@@ -11,6 +11,7 @@ import { AjvCompiler } from '@fastify/ajv-compiler'
 import type { FastifyServerOptions } from 'fastify'
 import { compiledOnce } from './compiled-once.js'
 import { isStorableDateTime } from './date-time.js'
+import { decimalMultipleOf } from './decimal-multiple.js'
 import { declaredParameters, unknownParameterSentence } from './query-parameters.js'
 
 export const AJV_OPTIONS = {
@@ -166,9 +167,16 @@ interface RoutePart {
 type ExternalSchemas = Record<string, unknown>
 type PoolOptions = { customOptions?: Record<string, unknown> } | undefined
 
-/** Ajv's `date-time` accepts instants this service could not store exactly (date-time.ts); after ajv-formats, it takes only those it can. */
-function storableDateTimes (ajv: { addFormat: (name: string, format: { type: 'string', validate: (text: string) => boolean }) => unknown }): void {
+type ConfigurableAjv = Parameters<typeof decimalMultipleOf>[0] & { addFormat: (name: string, format: { type: 'string', validate: (text: string) => boolean }) => unknown }
+
+/**
+ * Ajv's `date-time` accepts instants this service could not store exactly
+ * (date-time.ts); after ajv-formats, it takes only those it can. And
+ * `multipleOf` compares decimals, as a client writes them (decimal-multiple.ts).
+ */
+function configureAjv (ajv: ConfigurableAjv): void {
   ajv.addFormat('date-time', { type: 'string', validate: isStorableDateTime })
+  decimalMultipleOf(ajv)
 }
 /** The pool's runtime shape (its published types describe an older signature). */
 type CompilerPool = (externalSchemas: ExternalSchemas, options: PoolOptions) => (route: RoutePart) => Validate
@@ -181,7 +189,7 @@ const shared = compiledOnce<Validate>()
 export function buildValidator (): BuildValidator {
   const pool = AjvCompiler() as unknown as CompilerPool
   const build = function buildStrictValidator (externalSchemas: ExternalSchemas, options: PoolOptions) {
-    const ajvOptions = { ...options, customOptions: { ...options?.customOptions, ...AJV_OPTIONS }, onCreate: storableDateTimes }
+    const ajvOptions = { ...options, customOptions: { ...options?.customOptions, ...AJV_OPTIONS }, onCreate: configureAjv }
     const compile = pool(externalSchemas, ajvOptions)
     const once = shared(externalSchemas, ajvOptions)
     return function compileRoutePart (route: RoutePart): Validate {

@@ -144,6 +144,41 @@ t.test('integers JavaScript cannot hold exactly are refused, not rounded', async
   t.same(document.components.schemas.Counter.properties.floor, { type: 'integer', exclusiveMinimum: 0, maximum: Number.MAX_SAFE_INTEGER }, 'a bound the definition gives is kept')
 })
 
+t.test('multipleOf is decided on the decimals as written: 19.99 is a multiple of 0.01', async t => {
+  const prices = defineResource({
+    collection: 'prices',
+    fields: Type.Object({
+      name: Type.String(),
+      amount: Type.Number({ multipleOf: 0.01, default: 9.99 }),
+      pack: Type.Optional(Type.Integer({ multipleOf: 5 })),
+      halves: Type.Optional(Type.Array(Type.Number({ multipleOf: 0.5 })))
+    }),
+    example: { name: 'tea', amount: 4.1 }
+  })
+  const app = await buildTestApp(t, { definitions: [prices] })
+  // In doubles 0.3 / 0.01 is 29.999999999999996 and 19.99 % 0.01 is not 0: Ajv's own check refused these.
+  for (const amount of [0.3, 0.07, 19.99, 4.35, 12345678.91, -0.29, 1e21, 0]) {
+    const created = await post(app, '/v1/prices', { name: 'x', amount })
+    t.equal(created.statusCode, 201, `${amount} is a multiple of 0.01`)
+    t.equal(body(created).amount, amount, 'and stored as sent')
+  }
+  t.equal(body(await post(app, '/v1/prices', { name: 'x' })).amount, 9.99, 'a default such as 9.99 loads and applies')
+  const refused = assertProblem(t, await post(app, '/v1/prices', { name: 'x', amount: 1.005, pack: 7, halves: [1.5, 0.25] }), 400, 'validation')
+  t.same(refused.errors, [
+    { in: 'body', pointer: '/amount', detail: 'must be multiple of 0.01' },
+    { in: 'body', pointer: '/pack', detail: 'must be multiple of 5' },
+    { in: 'body', pointer: '/halves/1', detail: 'must be multiple of 0.5' }
+  ])
+  for (const amount of [0.001, 5e-324, 1.0000000000000002]) {
+    t.same(pointers(assertProblem(t, await post(app, '/v1/prices', { name: 'x', amount }), 400, 'validation')), ['/amount'], `${amount} is not`)
+  }
+  const created = body(await post(app, '/v1/prices', { name: 'y', amount: 1 }))
+  const patched = await app.inject({ method: 'PATCH', url: `/v1/prices/${created.id as number}`, payload: { amount: 0.1 }, headers: { 'content-type': 'application/merge-patch+json' } })
+  t.equal(body(patched).amount, 0.1, 'a merge patch is checked the same way')
+  t.throws(() => defineResource({ collection: 'prices', fields: Type.Object({ name: Type.String(), amount: Type.Number({ multipleOf: 0.01, default: 1.005 }) }) }),
+    /the default of field "amount" is refused by its own schema/, 'a default that is no multiple is still refused at load')
+})
+
 t.test('a number beyond a double, which JSON.parse reads as Infinity, is refused saying so', async t => {
   const app = await buildTestApp(t)
   const huge = await app.inject({ method: 'POST', url: '/v1/projects', payload: '{"name":"a","budget":1e309}', headers: { 'content-type': 'application/json' } })

@@ -8,6 +8,7 @@
  */
 import AjvModule, { type ValidateFunction } from 'ajv'
 import formatsModule from 'ajv-formats'
+import { decimalMultipleOf } from '../../src/http/decimal-multiple.js'
 
 // Both are CommonJS modules whose class / function is their `default`.
 const Ajv = AjvModule.default
@@ -47,6 +48,8 @@ export interface ContractChecker {
 export function contractChecker (document: Json): ContractChecker {
   const ajv = new Ajv({ strict: false, allErrors: true })
   addFormats(ajv)
+  // JSON Schema's multipleOf is about the numbers as written (19.99 is a multiple of 0.01); Ajv's own divides doubles.
+  decimalMultipleOf(ajv)
   ajv.addSchema({ $id: 'doc', components: document.components })
   const compiled = new Map<unknown, ValidateFunction>()
   const validator = (schema: unknown): ValidateFunction => {
