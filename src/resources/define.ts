@@ -5,7 +5,7 @@
  * and everything else is derived from it elsewhere.
  */
 import type { Static, TObject, TProperties, TSchema } from '@sinclair/typebox'
-import { allowsNull, defaultFaults, exampleFaults } from './field-schema-checks.js'
+import { defaultFaults, exampleFaults, fieldSchemaFault } from './field-schema-checks.js'
 import { writeOnlyFaults } from './write-only-checks.js'
 
 export type OnDelete = 'restrict' | 'cascade'
@@ -149,9 +149,8 @@ export function defineResource<P extends NamedProperties> (options: ResourceOpti
     if (!IDENTIFIER.test(field)) fail(collection, `field "${field}" must be camelCase letters and digits`)
     checkLength(collection, 'field', field)
     if ((RESERVED_FIELDS as readonly string[]).includes(field)) fail(collection, `field "${field}" is reserved by the engine`)
-    if (allowsNull(properties[field]!)) {
-      fail(collection, `field "${field}" allows null, but a record without a value simply lacks the field (and a merge patch's null removes it): declare it Type.Optional(…) of the types it takes, without null (Type.Unknown and Type.Any take null too)`)
-    }
+    const fault = fieldSchemaFault(field, properties[field]!)
+    if (fault !== undefined) fail(collection, fault)
   }
   for (const [field, faults] of defaultFaults(options.fields as TObject)) fail(collection, `the default of field "${field}" is refused by its own schema: ${faults.join('; ')}`)
   const faults = options.example === undefined ? [] : exampleFaults(options.fields as TObject, options.example)

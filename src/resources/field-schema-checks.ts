@@ -1,14 +1,15 @@
 /**
- * Checks of a definition's field schemas that only a schema validator can
- * make: whether a field's own value may be null, and whether its default and
- * the definition's example satisfy the schemas they belong to. Mistakes of the
- * definition, refused when it loads (define.ts), not met by clients as 400s
- * or 500s.
+ * Checks of a definition's field schemas: whether a field declares a type
+ * JSON cannot carry, marks itself readOnly, or takes null as its own value,
+ * and whether its default and the definition's example satisfy the schemas
+ * they belong to. Mistakes of the definition, refused when it loads
+ * (define.ts), not met by clients as 400s or 500s.
  */
 import type { TObject, TSchema } from '@sinclair/typebox'
 import { ValueErrorType } from '@sinclair/typebox/errors'
 import { Value } from '@sinclair/typebox/value'
 import { isDecimalMultiple } from '../http/decimal-multiple.js'
+import { findInside } from './schema-walk.js'
 
 const MULTIPLE_OF_ERRORS = new Set([ValueErrorType.NumberMultipleOf, ValueErrorType.IntegerMultipleOf])
 
@@ -18,7 +19,7 @@ const MULTIPLE_OF_ERRORS = new Set([ValueErrorType.NumberMultipleOf, ValueErrorT
  * in storage), and a required nullable field would fail its NOT NULL column.
  * Nulls inside an object or array field are kept as sent (JSON).
  */
-export function allowsNull (schema: TSchema): boolean {
+function allowsNull (schema: TSchema): boolean {
   const { type, anyOf, oneOf, nullable } = schema as { type?: unknown, anyOf?: TSchema[], oneOf?: TSchema[], nullable?: unknown }
   if (type === 'null' || nullable === true || (Array.isArray(type) && type.includes('null'))) return true
   if (schema.const === null || (Array.isArray(schema.enum) && schema.enum.includes(null))) return true
@@ -30,6 +31,38 @@ export function allowsNull (schema: TSchema): boolean {
     // A kind TypeBox cannot check (Type.Unsafe): the keywords above are all it can say.
     return false
   }
+}
+
+const JSON_TYPES = new Set(['string', 'number', 'integer', 'boolean', 'object', 'array', 'null'])
+const isJsonType = (type: unknown): boolean => type === undefined || [type].flat().every(name => JSON_TYPES.has(name as string))
+
+/**
+ * The type of a value JSON cannot carry that a field's schema declares, at
+ * any depth: TypeBox's JavaScript types (`Type.Date`, `Type.Uint8Array`,
+ * `Type.BigInt`, `Type.Undefined`…), which no request body can hold and no
+ * validator of the document knows.
+ */
+function nonJsonType (schema: TSchema): string | undefined {
+  const found = isJsonType(schema.type) ? findInside(schema, inner => !isJsonType(inner.type)) : schema
+  return found === undefined ? undefined : String(found.type)
+}
+
+/** Whether a field marks itself, or a value inside it, `readOnly`: nothing but a client writes a field, so the mark would only mislead the document's readers. */
+const marksReadOnly = (schema: TSchema): boolean => schema.readOnly === true || findInside(schema, inner => inner.readOnly === true) !== undefined
+
+/** What is wrong with a field's own schema, if anything: a type JSON cannot carry, a readOnly mark, or a null it takes. */
+export function fieldSchemaFault (field: string, schema: TSchema): string | undefined {
+  const type = nonJsonType(schema)
+  if (type !== undefined) {
+    return `field "${field}" declares type "${type}", which JSON cannot carry: use JSON's types (Type.String, Type.Number, Type.Integer, Type.Boolean, Type.Object, Type.Array); a date or an instant is Type.String({ format: 'date' }) or Type.String({ format: 'date-time' })`
+  }
+  if (marksReadOnly(schema)) {
+    return `field "${field}" is marked readOnly, but the fields are what clients write, and nothing else would set it; the engine's read-only fields are id, links, createdAt, updatedAt and the owner`
+  }
+  if (allowsNull(schema)) {
+    return `field "${field}" allows null, but a record without a value simply lacks the field (and a merge patch's null removes it): declare it Type.Optional(…) of the types it takes, without null (Type.Unknown and Type.Any take null too)`
+  }
+  return undefined
 }
 
 /** What TypeBox finds wrong with `value` against `schema`, formats aside: those are the app's Ajv formats, which TypeBox does not know. */

@@ -4,8 +4,9 @@
  * or let a caller test a guess of it. Refused when the definition loads
  * (define.ts).
  */
-import type { TProperties, TSchema } from '@sinclair/typebox'
+import type { TProperties } from '@sinclair/typebox'
 import type { Relation } from './define.js'
+import { findInside } from './schema-walk.js'
 
 /** Why each field list would give a write-only value away. */
 const REVEALS = {
@@ -16,29 +17,11 @@ const REVEALS = {
 
 export type FieldLists = Readonly<Record<keyof typeof REVEALS, readonly string[]>>
 
-/** The schemas directly inside `schema`: members, items, variants. */
-function innerSchemas (schema: TSchema): TSchema[] {
-  const inner: unknown[] = [
-    ...Object.values((schema.properties ?? {}) as Record<string, unknown>),
-    ...Object.values((schema.patternProperties ?? {}) as Record<string, unknown>),
-    ...[schema.items].flat(),
-    ...(Array.isArray(schema.prefixItems) ? schema.prefixItems as unknown[] : []),
-    schema.additionalProperties,
-    ...['anyOf', 'oneOf', 'allOf'].flatMap(keyword => Array.isArray(schema[keyword]) ? schema[keyword] as unknown[] : [])
-  ]
-  return inner.filter((value): value is TSchema => typeof value === 'object' && value !== null)
-}
-
-/** Whether some member or item inside a field's value is marked write-only: only whole fields are left out of representations. */
-function writeOnlyInside (schema: TSchema): boolean {
-  return innerSchemas(schema).some(inner => inner.writeOnly === true || writeOnlyInside(inner))
-}
-
 /** Every way the definition would show, or let a caller probe, a write-only value. */
 export function writeOnlyFaults (properties: TProperties, lists: FieldLists, relations: Readonly<Record<string, Relation>>): string[] {
   const faults: string[] = []
   for (const [field, schema] of Object.entries(properties)) {
-    if (writeOnlyInside(schema)) faults.push(`field "${field}" marks a value inside it write-only, but only a whole field is left out of representations: make the secret a field of its own`)
+    if (findInside(schema, inner => inner.writeOnly === true) !== undefined) faults.push(`field "${field}" marks a value inside it write-only, but only a whole field is left out of representations: make the secret a field of its own`)
     if (schema.writeOnly !== true) continue
     if (field === 'name') faults.push('field "name" cannot be write-only: it names the record in every representation')
     for (const list of Object.keys(REVEALS) as Array<keyof typeof REVEALS>) {

@@ -83,3 +83,23 @@ t.test('nothing may show a write-only value, or let a caller test a guess of it'
   }
   t.doesNotThrow(things({ filterable: ['name'], sortable: ['name'], unique: ['name'], filters: { set: [where('pin', 'ne', '')] } }), 'a named filter of the definition\'s own may test it')
 })
+
+t.test('a field declares only what JSON carries, and is never marked readOnly', async t => {
+  for (const [label, schema, type] of [
+    ['Type.Date', Type.Date(), 'Date'],
+    ['Type.Uint8Array', Type.Uint8Array(), 'Uint8Array'],
+    ['Type.BigInt', Type.BigInt(), 'bigint'],
+    ['Type.Undefined', Type.Undefined(), 'undefined'],
+    ['a Date inside an object', Type.Object({ at: Type.Date() }), 'Date'],
+    ['a RegExp among array items', Type.Array(Type.RegExp(/a+/)), 'RegExp']
+  ] as const) {
+    // Before, Fastify refused to build the serializer, with a message about GET /health.
+    t.throws(() => defineResource({ collection: 'things', fields: Type.Object({ ...named, due: Type.Optional(schema) }) }),
+      new RegExp(`field "due" declares type "${type}", which JSON cannot carry: .* Type.String\\(\\{ format: 'date-time' \\}\\)`), label)
+  }
+  for (const [label, schema] of [['itself', Type.String({ readOnly: true })], ['a member', Type.Object({ code: Type.String({ readOnly: true }) })]] as const) {
+    // Ajv ignores the mark, so clients could write what the document tells them they cannot.
+    t.throws(() => defineResource({ collection: 'things', fields: Type.Object({ ...named, code: Type.Optional(schema) }) }),
+      /field "code" is marked readOnly, but the fields are what clients write, and nothing else would set it/, label)
+  }
+})
