@@ -22,13 +22,16 @@ export function filterValueSchema (field: Field): TSchema {
   return { ...(type === undefined ? {} : { type }), ...(values === undefined ? {} : { enum: values }), ...(format === undefined ? {} : { format }) } as TSchema
 }
 
+/** Formats whose strings are points in time: ordered, and spelled by a rule rather than written as text. */
+const TEMPORAL_FORMATS = new Set(['date', 'date-time', 'time'])
+
 /** Operators that make sense for a field: order needs an ordered type, `like` free text. */
 export function operatorsFor (field: Field): FilterOperator[] {
   const schema = field.schema as { type?: string, enum?: unknown[], format?: string }
   if (field.kind === 'boolean') return ['eq', 'ne', 'in']
   if (schema.enum !== undefined) return ['eq', 'ne', 'in']
-  // Free text can be matched by pattern; a formatted string (date, email…) only compared.
-  if (field.kind === 'string' && schema.format === undefined) return ['eq', 'ne', 'lt', 'lte', 'gt', 'gte', 'in', 'like']
+  // Text can be matched by pattern (`email[like]=*@example.com`); a date or time only compared.
+  if (field.kind === 'string' && !TEMPORAL_FORMATS.has(schema.format ?? '')) return ['eq', 'ne', 'lt', 'lte', 'gt', 'gte', 'in', 'like']
   return ['eq', 'ne', 'lt', 'lte', 'gt', 'gte', 'in']
 }
 

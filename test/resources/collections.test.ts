@@ -1,7 +1,9 @@
 import BetterSqlite3 from 'better-sqlite3'
+import { Type } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
 import t, { type Test } from 'tap'
 import { resources } from '../../schemas/index.js'
+import { defineResource } from '../../src/resources/define.js'
 import { buildModel } from '../../src/resources/model.js'
 import { openStore } from '../../src/store/open.js'
 import { assertProblem, body, buildTestApp, pointers, post, testDatabaseFile, testStoreOptions, SQLITE_ONLY, type Json } from '../helper.js'
@@ -229,6 +231,23 @@ t.test('field filters: every operator, values parsed by type', async t => {
   t.same(assertProblem(t, await get(app, '/v1/tasks?priority[in]=1,two'), 400).errors,
     [{ in: 'query', pointer: '/priority[in]/1', detail: 'must be an integer written in plain digits, such as 12' }], 'an item of a list is explained like a single value')
   t.equal((await get(app, '/v1/tasks?priority[in]=1,2&dueDate[lt]=2030-01-01&status[in]=todo,doing')).statusCode, 200)
+})
+
+t.test('like matches formatted text such as an email; a date or an instant is only compared', async t => {
+  const contacts = defineResource({
+    collection: 'contacts',
+    fields: Type.Object({ name: Type.String(), email: Type.String({ format: 'email' }), met: Type.Optional(Type.String({ format: 'date' })) }),
+    filterable: ['email', 'met']
+  })
+  const app = await buildTestApp(t, { definitions: [contacts] })
+  for (const [name, email] of [['ann', 'ann@example.com'], ['bob', 'Bob@Example.COM'], ['cy', 'cy@example.org']]) await post(app, '/v1/contacts', { name, email, met: '2026-01-02' })
+  const names = async (query: string): Promise<string[]> => (body(await app.inject({ method: 'GET', url: `/v1/contacts?${query}` })) as unknown as Json[]).map(item => item.name as string)
+  t.same(await names('email[like]=*@example.com'), ['ann', 'bob'], 'case-insensitive, as for any text')
+  t.same(await names('email=cy@example.org'), ['cy'])
+  t.same(pointers(assertProblem(t, await app.inject({ method: 'GET', url: '/v1/contacts?email=cy' }), 400, 'validation')), ['/email'], 'an equality still takes only an email')
+  t.same(pointers(assertProblem(t, await app.inject({ method: 'GET', url: '/v1/contacts?met[like]=2026*' }), 400, 'validation')), ['/met[like]'])
+  const operators = body(await app.inject({ method: 'GET', url: '/openapi.json' })).paths['/v1/contacts'].get.parameters.map((parameter: Json) => parameter.name as string)
+  t.ok(operators.includes('email[like]') && !operators.includes('met[like]'), 'the document lists the same operators')
 })
 
 t.test('sparse fieldsets keep id and links', async t => {
