@@ -14,6 +14,7 @@ import { ROW_COUNTS_TABLE } from './row-counts.js'
 import { tallyTriggers } from './tally-triggers.js'
 import { VALUE_COUNTS_TABLE } from './value-counts.js'
 import type { ColumnKind } from './tables.js'
+import { canonicalJson } from './canonical-json.js'
 
 export type SqliteSynchronous = 'FULL' | 'NORMAL' | 'EXTRA'
 
@@ -150,7 +151,7 @@ export function openSqlite (options: SqliteOptions): Dialect {
     encode (kind, value) {
       if (value === undefined || value === null) return null
       if (kind === 'boolean') return value === true ? 1 : 0
-      if (kind === 'json') return JSON.stringify(value)
+      if (kind === 'json') return canonicalJson(value)
       return value
     },
     decode (kind, value) {

@@ -1,4 +1,6 @@
+import { Type } from '@sinclair/typebox'
 import t from 'tap'
+import { defineResource } from '../../src/resources/define.js'
 import { ADMIN, assertProblem, body, listen, buildTestApp, createProject, pointers, post } from '../helper.js'
 
 const RFC3339_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
@@ -172,6 +174,21 @@ t.test('a unique field clash is 409, on create and on update', async t => {
   t.match(clash.detail, /name/)
   assertProblem(t, await app.inject({ method: 'PATCH', url: `/v1/projects/${other.id}`, payload: { name: 'Taken' } }), 409)
   t.equal(body(await app.inject({ method: 'GET', url: `/v1/projects/${other.id}` })).name, 'Free')
+})
+
+t.test('a unique object field clashes with an equal object whatever the order of its members', async t => {
+  const seats = defineResource({
+    collection: 'seats',
+    fields: Type.Object({ name: Type.String(), spot: Type.Object({ row: Type.String(), seat: Type.Integer(), hall: Type.Optional(Type.Object({ floor: Type.Integer(), wing: Type.String() })) }) }),
+    unique: ['spot']
+  })
+  const app = await buildTestApp(t, { definitions: [seats] })
+  t.equal((await post(app, '/v1/seats', { name: 'a', spot: { row: 'F', seat: 12, hall: { wing: 'east', floor: 1 } } })).statusCode, 201)
+  const clash = assertProblem(t, await post(app, '/v1/seats', { name: 'b', spot: { hall: { floor: 1, wing: 'east' }, seat: 12, row: 'F' } }), 409, 'unique-violation')
+  t.match(clash.detail, /spot/)
+  const other = await post(app, '/v1/seats', { name: 'c', spot: { row: 'F', seat: 13 } })
+  t.equal(other.statusCode, 201, 'another seat is free')
+  t.same(body(other).spot, { row: 'F', seat: 13 }, 'and reads back equal')
 })
 
 t.test('the notes resource has a read-only owner a client cannot set, stamped on create', async t => {
