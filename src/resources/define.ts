@@ -118,6 +118,9 @@ function checkLength (collection: string, what: string, name: string): void {
 /** Names the engine itself puts on every representation. */
 export const RESERVED_FIELDS = ['id', 'links', 'createdAt', 'updatedAt', 'version'] as const
 
+/** The query parameters of every list: a filterable field of one of these names would take its parameter (query-schema.ts). */
+export const LIST_PARAMETERS = ['page', 'limit', 'sort', 'filter', 'fields', 'cursor'] as const
+
 export class DefinitionError extends Error {
   override name = 'DefinitionError'
 }
@@ -161,6 +164,9 @@ export function defineResource<P extends NamedProperties> (options: ResourceOpti
   checkFieldList(collection, 'unique', unique, properties)
   checkFieldList(collection, 'filterable', filterable, properties)
   checkFieldList(collection, 'sortable', sortable, properties)
+  for (const name of filterable) {
+    if ((LIST_PARAMETERS as readonly string[]).includes(name)) fail(collection, `filterable field "${name}" would take the list's own "${name}" parameter (${name}=…): rename the field, or leave it unfilterable`)
+  }
   const relations = { ...(options.relations ?? {}) }
   for (const [name, relation] of Object.entries(relations)) {
     if (!IDENTIFIER.test(name) || name === 'self') fail(collection, `relation name "${name}" must be camelCase and not "self"`)

@@ -103,3 +103,12 @@ t.test('a field declares only what JSON carries, and is never marked readOnly', 
       /field "code" is marked readOnly, but the fields are what clients write, and nothing else would set it/, label)
   }
 })
+
+t.test('a filterable field may not take a list parameter\'s name', async t => {
+  // A filterable `sort` field made `sort=-order` a filter on it: every sorted list came back empty.
+  for (const name of ['page', 'limit', 'sort', 'filter', 'fields', 'cursor']) {
+    t.throws(() => defineResource({ collection: 'things', fields: Type.Object({ ...named, [name]: Type.Optional(Type.String()) }), filterable: [name as 'name'] }),
+      new RegExp(`filterable field "${name}" would take the list's own "${name}" parameter`), name)
+    t.doesNotThrow(() => defineResource({ collection: 'things', fields: Type.Object({ ...named, [name]: Type.Optional(Type.String()) }), sortable: [name as 'name'] }), `${name} may still be a field, and sortable`)
+  }
+})
