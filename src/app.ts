@@ -40,7 +40,7 @@ import requestLimits from './plugins/request-limits.js'
 import security, { apiSecurityHeaders } from './plugins/security.js'
 import storePlugin from './plugins/store.js'
 import type { ResourceDefinition } from './resources/define.js'
-import { deriveNestedSchemas, deriveSchemas, representationSchema } from './resources/derive.js'
+import { representationSchema, resourceSchemas } from './resources/derive.js'
 import { buildModel } from './resources/model.js'
 import { cursorCodec } from './resources/cursor.js'
 import { resourcePrefix, resourceRoutes } from './resources/routes.js'
@@ -48,6 +48,7 @@ import { openStore } from './store/open.js'
 import type { Store } from './store/store.js'
 import { webhookDispatcher } from './webhooks/dispatcher.js'
 import { webhookRoutes, webhookSchemas } from './webhooks/routes.js'
+import { Problem } from './http/problem.js'
 
 export interface AppOptions {
   readonly config: Config
@@ -60,6 +61,9 @@ export interface AppOptions {
   readonly tls?: TlsMaterial
 }
 
+/** The schemas of the engine's own routes, beside every resource's. */
+const ENGINE_SCHEMAS = [...adminSchemas, ...tokenSchemas, ...webhookSchemas]
+
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
 
 /** A client's X-Request-Id is kept when it is short and plain, so logs can be correlated across services. */
@@ -70,6 +74,8 @@ export function requestIdFor (request: IncomingMessage): string {
 
 export async function buildApp ({ config, definitions, store: givenStore, logStream, tls }: AppOptions): Promise<FastifyInstance> {
   const model = buildModel(definitions)
+  // Checked before the store opens: a definition refused here must not have created its table.
+  const schemas = [...resourceSchemas(model, [Problem, ...ENGINE_SCHEMAS]), ...ENGINE_SCHEMAS]
   const store = givenStore ?? await openStore(model, config)
   // TLS here, or at a trusted proxy in front.
   const https = tls !== undefined || config.trustProxy !== ''
@@ -138,10 +144,7 @@ export async function buildApp ({ config, definitions, store: givenStore, logStr
   await app.register(compress, { global: true, threshold: COMPRESSION_THRESHOLD })
   await app.register(idempotency)
   await app.register(openapi, { resources: model.resources, publicUrl: config.publicUrl, version: CURRENT_VERSION })
-  for (const resource of model.resources) {
-    for (const schema of [...deriveSchemas(resource), ...deriveNestedSchemas(model, resource)]) app.addSchema(schema)
-  }
-  for (const schema of [...adminSchemas, ...tokenSchemas, ...webhookSchemas]) app.addSchema(schema)
+  for (const schema of schemas) app.addSchema(schema)
   await app.register(healthRoutes)
   await app.register(adminRoutes, { prefix: `/v${CURRENT_VERSION}`, knownScopes: Object.keys(scopesOf(model.resources)) })
   const allowPrivate = config.webhookAllowPrivate === '1'

@@ -117,6 +117,8 @@ function checkLength (collection: string, what: string, name: string): void {
 }
 /** Names the engine itself puts on every representation. */
 export const RESERVED_FIELDS = ['id', 'links', 'createdAt', 'updatedAt', 'version'] as const
+/** Collections the engine serves itself under /v1 (admin-routes.ts, webhooks/routes.ts, token-route.ts). */
+export const ENGINE_COLLECTIONS = ['api-keys', 'clients', 'webhooks', 'auth'] as const
 
 /** The query parameters of every list: a filterable field of one of these names would take its parameter (query-schema.ts). */
 export const LIST_PARAMETERS = ['page', 'limit', 'sort', 'filter', 'fields', 'cursor'] as const
@@ -145,6 +147,7 @@ export function defineResource<P extends NamedProperties> (options: ResourceOpti
   const { collection } = options
   if (!COLLECTION.test(collection)) fail(collection, 'collection must be lower-case letters, digits and dashes, starting with a letter')
   checkLength(collection, 'collection', collection)
+  if ((ENGINE_COLLECTIONS as readonly string[]).includes(collection)) fail(collection, `/v1/${collection} is the engine's own; name the collection otherwise`)
   const properties = options.fields.properties
   if (options.fields.type !== 'object' || properties === undefined) fail(collection, 'fields must be a Type.Object')
   if (properties.name === undefined || properties.name.type !== 'string') fail(collection, 'fields must declare "name" as a string')

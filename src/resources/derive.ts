@@ -8,6 +8,7 @@ import { Type, type TObject, type TProperties, type TSchema } from '@sinclair/ty
 import { CURRENT_VERSION } from '../http/versions.js'
 import { isDeprecated } from './deprecation.js'
 import { mergePatchForm } from './merge-patch-schema.js'
+import { DefinitionError } from './define.js'
 import type { Field, Model, Resource } from './model.js'
 
 export const MAX_ID = Number.MAX_SAFE_INTEGER
@@ -195,4 +196,24 @@ export function deriveNestedSchemas (model: Model, resource: Resource): TObject[
       ...(resource.definition.example === undefined ? {} : { examples: [example] })
     })
   })
+}
+
+/**
+ * Every resource's schemas, refused when one would take an `$id` (an OpenAPI
+ * component name) already taken: by another resource whose singular reads
+ * alike, or by the engine's own (`Client`, `Webhook`, `Problem`…).
+ */
+export function resourceSchemas (model: Model, engineSchemas: readonly TSchema[]): TObject[] {
+  const owners = new Map<string, string>(engineSchemas.map(schema => [String(schema.$id), 'the engine\'s own']))
+  const schemas: TObject[] = []
+  for (const resource of model.resources) {
+    for (const schema of [...deriveSchemas(resource), ...deriveNestedSchemas(model, resource)]) {
+      const id = String(schema.$id)
+      const owner = owners.get(id)
+      if (owner !== undefined) throw new DefinitionError(`resource "${resource.collection}": its schema "${id}" is ${owner} too; give the resource another singular`)
+      owners.set(id, `resource "${resource.collection}"'s`)
+      schemas.push(schema)
+    }
+  }
+  return schemas
 }

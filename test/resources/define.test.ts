@@ -2,6 +2,7 @@ import { Type } from '@sinclair/typebox'
 import t from 'tap'
 import { belongsTo, defineResource, DefinitionError, hasMany, where } from '../../src/resources/define.js'
 import { buildModel } from '../../src/resources/model.js'
+import { buildTestApp } from '../helper.js'
 
 const named = { name: Type.String() }
 
@@ -111,4 +112,17 @@ t.test('a filterable field may not take a list parameter\'s name', async t => {
       new RegExp(`filterable field "${name}" would take the list's own "${name}" parameter`), name)
     t.doesNotThrow(() => defineResource({ collection: 'things', fields: Type.Object({ ...named, [name]: Type.Optional(Type.String()) }), sortable: [name as 'name'] }), `${name} may still be a field, and sortable`)
   }
+})
+
+t.test('a collection or schema name the engine or another resource already has is refused, saying which', async t => {
+  for (const collection of ['api-keys', 'clients', 'webhooks', 'auth']) {
+    t.throws(() => defineResource({ collection, fields: Type.Object(named) }), new RegExp(`/v1/${collection} is the engine's own; name the collection otherwise`))
+  }
+  // These used to stop start-up with Fastify's "Schema with id 'Problem' already declared!", naming no resource.
+  const problems = defineResource({ collection: 'problems', fields: Type.Object(named) })
+  await t.rejects(buildTestApp(t, { definitions: [problems] }), /resource "problems": its schema "Problem" is the engine's own too; give the resource another singular/)
+  const crates = [defineResource({ collection: 'crate', fields: Type.Object(named) }), defineResource({ collection: 'crates', fields: Type.Object(named) })]
+  await t.rejects(buildTestApp(t, { definitions: crates }), /resource "crates": its schema "Crate" is resource "crate"'s too/)
+  const renamed = defineResource({ collection: 'problems', singular: 'issue', fields: Type.Object(named) })
+  t.equal((await (await buildTestApp(t, { definitions: [renamed] })).inject({ method: 'GET', url: '/v1/problems' })).statusCode, 200, 'a singular of its own mends it')
 })
