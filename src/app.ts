@@ -4,6 +4,7 @@
  */
 import { randomUUID } from 'node:crypto'
 import type { IncomingMessage } from 'node:http'
+import type { TSchema } from '@sinclair/typebox'
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import type { Config } from './config.js'
 import { adminRoutes, adminSchemas } from './auth/admin-routes.js'
@@ -41,7 +42,7 @@ import security, { apiSecurityHeaders } from './plugins/security.js'
 import storePlugin from './plugins/store.js'
 import type { ResourceDefinition } from './resources/define.js'
 import { representationSchema, resourceSchemas } from './resources/derive.js'
-import { buildModel } from './resources/model.js'
+import { buildModel, type Model } from './resources/model.js'
 import { cursorCodec } from './resources/cursor.js'
 import { resourcePrefix, resourceRoutes } from './resources/routes.js'
 import { openStore } from './store/open.js'
@@ -64,6 +65,15 @@ export interface AppOptions {
 /** The schemas of the engine's own routes, beside every resource's. */
 const ENGINE_SCHEMAS = [...adminSchemas, ...tokenSchemas, ...webhookSchemas]
 
+/**
+ * Every schema the app registers: each resource's and the engine's. Refuses
+ * (DefinitionError) a resource whose schema name another already has, so
+ * call it before the store opens: `resourcery migrate` does too.
+ */
+export function appSchemas (model: Model): TSchema[] {
+  return [...resourceSchemas(model, [Problem, ...ENGINE_SCHEMAS]), ...ENGINE_SCHEMAS]
+}
+
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
 
 /** A client's X-Request-Id is kept when it is short and plain, so logs can be correlated across services. */
@@ -75,7 +85,7 @@ export function requestIdFor (request: IncomingMessage): string {
 export async function buildApp ({ config, definitions, store: givenStore, logStream, tls }: AppOptions): Promise<FastifyInstance> {
   const model = buildModel(definitions)
   // Checked before the store opens: a definition refused here must not have created its table.
-  const schemas = [...resourceSchemas(model, [Problem, ...ENGINE_SCHEMAS]), ...ENGINE_SCHEMAS]
+  const schemas = appSchemas(model)
   const store = givenStore ?? await openStore(model, config)
   // TLS here, or at a trusted proxy in front.
   const https = tls !== undefined || config.trustProxy !== ''

@@ -33,7 +33,11 @@ Configuration comes from the same environment variables as the server (DATABASE_
 
 async function migrate (): Promise<void> {
   const config = loadConfig(process.env)
-  const store = await openStore(buildModel(resources), config)
+  const model = buildModel(resources)
+  // A definition the server would refuse at start must not have its tables created.
+  const { appSchemas } = await import('./app.js')
+  appSchemas(model)
+  const store = await openStore(model, config)
   try {
     const { applied } = await store.migrate()
     process.stdout.write(applied.length === 0 ? 'the database is up to date\n' : `${applied.join('\n')}\n`)
