@@ -138,6 +138,20 @@ function checkFieldList (collection: string, what: string, names: readonly strin
 }
 
 /**
+ * Column names that differ only in case are one column to SQLite, whose start
+ * then failed with `duplicate column name`; refused on every database, so a
+ * definition that runs on PostgreSQL runs on SQLite too.
+ */
+function checkColumnNames (collection: string, names: readonly string[]): void {
+  const seen = new Map<string, string>()
+  for (const name of names) {
+    const earlier = seen.get(name.toLowerCase())
+    if (earlier !== undefined && earlier !== name) fail(collection, `field "${name}" differs from "${earlier}" only in case, and SQLite does not tell column names apart by case: name it otherwise`)
+    seen.set(name.toLowerCase(), earlier ?? name)
+  }
+}
+
+/**
  * Validates a resource definition as far as it can be checked alone (names,
  * field lists) and returns it frozen with every optional list filled in.
  * Checks that need the other definitions (relation targets) happen when the
@@ -184,6 +198,7 @@ export function defineResource<P extends NamedProperties> (options: ResourceOpti
     checkLength(collection, 'owner field', options.owner)
     if (options.owner in properties) fail(collection, `owner field "${options.owner}" is read-only and must not be among the writable fields`)
   }
+  checkColumnNames(collection, [...RESERVED_FIELDS, ...(options.owner === undefined ? [] : [options.owner]), ...Object.keys(properties)])
   const deprecation = typeof options.deprecated === 'object' ? options.deprecated : undefined
   for (const key of ['since', 'sunset'] as const) {
     const value = deprecation?.[key]

@@ -126,3 +126,10 @@ t.test('a collection or schema name the engine or another resource already has i
   const renamed = defineResource({ collection: 'problems', singular: 'issue', fields: Type.Object(named) })
   t.equal((await (await buildTestApp(t, { definitions: [renamed] })).inject({ method: 'GET', url: '/v1/problems' })).statusCode, 200, 'a singular of its own mends it')
 })
+
+t.test('field names that differ only in case are refused: SQLite would take them for one column', async t => {
+  t.throws(() => defineResource({ collection: 'things', fields: Type.Object({ ...named, dueDate: Type.Optional(Type.String()), duedate: Type.Optional(Type.String()) }) }),
+    /field "duedate" differs from "dueDate" only in case, and SQLite does not tell column names apart by case/)
+  t.throws(() => defineResource({ collection: 'things', fields: Type.Object({ ...named, createdat: Type.Optional(Type.String()) }) }), /field "createdat" differs from "createdAt" only in case/)
+  t.throws(() => defineResource({ collection: 'things', fields: Type.Object({ ...named, ownedby: Type.Optional(Type.String()) }), owner: 'ownedBy' }), /field "ownedby" differs from "ownedBy" only in case/)
+})
