@@ -179,7 +179,7 @@ function resolveRelations (definitions: readonly ResourceDefinition[]): Map<stri
 function checkFilters (definition: ResourceDefinition, fields: ReadonlyMap<string, Field>): void {
   const fail = (message: string): never => { throw new DefinitionError(`resource "${definition.collection}": ${message}`) }
   for (const [list, names] of [['filterable', definition.filterable], ['sortable', definition.sortable]] as const) {
-    for (const name of names) if (fields.get(name)?.kind === 'json') fail(`${list} field "${name}" must be a string, number, integer or boolean`)
+    for (const name of names) if (fields.get(name)?.kind === 'json') fail(`${list} field "${name}" must be a string, number, integer, boolean or enum of strings: any other value (an object, an array, a union such as one of number literals) is stored as JSON text, whose comparisons and order mean nothing to a client; a closed set of numbers is Type.Integer({ minimum, maximum })`)
   }
   const columns = new Set([...fields.keys(), 'id', 'createdAt', 'updatedAt', ...(definition.owner === undefined ? [] : [definition.owner])])
   const sample = { now: new Date(0), today: '1970-01-01' }

@@ -61,8 +61,10 @@ t.test('relations are checked against the other definitions', async t => {
 
 t.test('only scalar fields can be filtered or sorted by: an object or array is stored as JSON text', async t => {
   const fields = Type.Object({ ...named, tags: Type.Optional(Type.Array(Type.String())) })
-  t.throws(() => buildModel([defineResource({ collection: 'things', fields, filterable: ['tags'] })]), /filterable field "tags" must be a string, number, integer or boolean/)
-  t.throws(() => buildModel([defineResource({ collection: 'things', fields, sortable: ['tags'] })]), /sortable field "tags" must be a string, number, integer or boolean/)
+  t.throws(() => buildModel([defineResource({ collection: 'things', fields, filterable: ['tags'] })]), /filterable field "tags" must be a string, number, integer, boolean or enum of strings: any other value/)
+  t.throws(() => buildModel([defineResource({ collection: 'things', fields, sortable: ['tags'] })]), /sortable field "tags" must be a string, number, integer, boolean or enum of strings/)
+  const levels = Type.Object({ ...named, level: Type.Union([Type.Literal(1), Type.Literal(2)]) })
+  t.throws(() => buildModel([defineResource({ collection: 'things', fields: levels, filterable: ['level'] })]), /a union such as one of number literals\) is stored as JSON text, .* Type.Integer\(\{ minimum, maximum \}\)/)
 })
 
 t.test('nothing may show a write-only value, or let a caller test a guess of it', async t => {
