@@ -21,6 +21,7 @@ import { loggerOptions, OneLineLogController, type LogDestination } from './http
 import { transportOptions, type TlsMaterial } from './http/transport.js'
 import { MAX_PATH_PARAMETER_LENGTH } from './http/unroutable-path.js'
 import { continueWhenBodyIsRead } from './http/expect-continue.js'
+import { Problem } from './http/problem.js'
 import { buildSerializer } from './http/serializer.js'
 import { buildValidator } from './http/validator.js'
 import { CURRENT_VERSION, rewriteVersionedUrl } from './http/versions.js'
@@ -49,7 +50,6 @@ import { openStore } from './store/open.js'
 import type { Store } from './store/store.js'
 import { webhookDispatcher } from './webhooks/dispatcher.js'
 import { webhookRoutes, webhookSchemas } from './webhooks/routes.js'
-import { Problem } from './http/problem.js'
 
 export interface AppOptions {
   readonly config: Config
