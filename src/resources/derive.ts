@@ -9,7 +9,7 @@ import { CURRENT_VERSION } from '../http/versions.js'
 import { isDeprecated } from './deprecation.js'
 import { mergePatchForm } from './merge-patch-schema.js'
 import { DefinitionError } from './define.js'
-import type { Field, Model, Resource } from './model.js'
+import { pascal, type Field, type Model, type Resource } from './model.js'
 
 export const MAX_ID = Number.MAX_SAFE_INTEGER
 
@@ -27,9 +27,14 @@ export function schemaIds (resource: Resource): ResourceSchemaIds {
   return { representation: stem, sparse: `${stem}Sparse`, create: `${stem}Create`, replace: `${stem}Replace`, patch: `${stem}Patch` }
 }
 
-/** The id of the body schema for creating `child` through `/v1/{parent}/{id}/{relation}`. */
-export function nestedCreateId (child: Resource, parent: Resource): string {
-  return `${child.typeName}CreateIn${parent.typeName}`
+/**
+ * The id of the body schema for creating `child` through `/v1/{parent}/{id}/{relation}`,
+ * which leaves out `foreignKey`. A child with two keys to one parent (a book's
+ * author and editor) has a body for each, named by its key.
+ */
+export function nestedCreateId (child: Resource, parent: Resource, foreignKey: string): string {
+  const id = `${child.typeName}CreateIn${parent.typeName}`
+  return child.parents.filter(link => link.parent === parent.collection).length > 1 ? `${id}By${pascal(foreignKey)}` : id
 }
 
 export const Id = Type.Integer({ minimum: 1, maximum: MAX_ID, description: 'Assigned by the service.' })
@@ -190,7 +195,7 @@ export function deriveNestedSchemas (model: Model, resource: Resource): TObject[
     delete properties[link.foreignKey]
     const { [link.foreignKey]: _fromPath, ...example } = resource.definition.example ?? {}
     return Type.Object(properties, {
-      $id: nestedCreateId(resource, parent),
+      $id: nestedCreateId(resource, parent, link.foreignKey),
       additionalProperties: false,
       description: `A new ${resource.singular} in a ${parent.singular}; ${link.foreignKey} comes from the path.`,
       ...(resource.definition.example === undefined ? {} : { examples: [example] })

@@ -57,7 +57,7 @@ export interface Model {
   get (collection: string): Resource
 }
 
-const pascal = (word: string): string =>
+export const pascal = (word: string): string =>
   word.split(/[-_]/).map(part => part.charAt(0).toUpperCase() + part.slice(1)).join('')
 
 /**

@@ -12,7 +12,7 @@ import { deprecationHeaderDocs, deprecationHeaders } from './deprecation.js'
 import { Id, nestedCreateId, readOnlyNames, schemaIds } from './derive.js'
 import { resourceHandlers } from './handlers.js'
 import { collectionPath } from './links.js'
-import type { Model, Resource } from './model.js'
+import { pascal, type Model, type Resource } from './model.js'
 import { listQuerySchema } from './query-schema.js'
 import { CONDITIONAL_LIST_READ, CONDITIONAL_RECORD_READ, CONDITIONAL_WRITE, CREATE_HEADERS, CREATED_HEADERS, LIST_HEADERS, MINIMAL_HEADERS, RECORD_HEADERS, jsonResponse, listProblems, notModified, problemResponses, withHeaders } from './responses.js'
 
@@ -158,7 +158,9 @@ export async function resourceRoutes (app: FastifyInstance, { model, resource, m
   for (const link of resource.children) {
     const child = model.get(link.child)
     const childIds = schemaIds(child)
-    const relation = `${resource.typeName}${child.pluralTypeName}`
+    // Operations are named by parent and child; by the relation where two relations reach the same child.
+    const named = resource.children.filter(other => other.child === link.child).length > 1 ? pascal(link.name) : ''
+    const relation = named === '' ? `${resource.typeName}${child.pluralTypeName}` : `${resource.typeName}${named}`
     route(child, {
       method: 'GET',
       url: `/:id/${link.name}`,
@@ -180,11 +182,11 @@ export async function resourceRoutes (app: FastifyInstance, { model, resource, m
       attachValidation: true,
       config: { ...single, readOnly: readOnlyNames(child), accepts: [JSON_MEDIA_TYPE], idempotent: true },
       schema: {
-        operationId: `create${resource.typeName}${child.typeName}`,
+        operationId: `create${resource.typeName}${named}${child.typeName}`,
         summary: `Create a ${child.singular} in a ${name}`,
         params: IdParams,
         headers: CREATE_HEADERS,
-        body: Type.Ref(nestedCreateId(child, model.get(resource.collection))),
+        body: Type.Ref(nestedCreateId(child, resource, link.foreignKey)),
         response: { 201: jsonResponse(`The created ${child.singular}.`, Type.Ref(childIds.representation), CREATED_HEADERS), ...problemResponses([400, 404, 409, 413, 415, 422]) }
       }
     })

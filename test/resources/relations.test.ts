@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox'
 import t from 'tap'
 import { belongsTo, defineResource, hasMany } from '../../src/resources/define.js'
-import { assertProblem, body, buildTestApp, createProject, pointers, post } from '../helper.js'
+import { assertProblem, body, buildTestApp, createProject, pointers, post, type Json } from '../helper.js'
 
 t.test('related collections: GET lists the children, POST creates one with the key set', async t => {
   const app = await buildTestApp(t)
@@ -107,4 +107,44 @@ t.test('a foreign key no id can have (0, negative), where the schema allows it, 
     t.same(pointers(patched), ['/authorId', '/name'], `PATCH with ${authorId}, beside a fault of the schema`)
   }
   t.notOk('authorId' in body(await app.inject({ method: 'GET', url: `/v1/books/${book.id}` })), 'nothing was stored')
+})
+
+t.test('two relations from one parent to one child each get their own paths, bodies and operations', async t => {
+  const people = defineResource({
+    collection: 'people',
+    singular: 'person',
+    fields: Type.Object({ name: Type.String() }),
+    relations: { authored: hasMany('books', { foreignKey: 'authorId', onDelete: 'cascade' }), edited: hasMany('books', { foreignKey: 'editorId' }) }
+  })
+  const books = defineResource({
+    collection: 'books',
+    fields: Type.Object({ name: Type.String(), authorId: Type.Integer(), editorId: Type.Optional(Type.Integer()) }),
+    relations: { author: belongsTo('people', { foreignKey: 'authorId' }), editor: belongsTo('people', { foreignKey: 'editorId' }) }
+  })
+  // Both relations used to derive the schema BookCreateInPerson, and start-up failed.
+  const app = await buildTestApp(t, { definitions: [people, books] })
+  const ann = body(await post(app, '/v1/people', { name: 'ann' }))
+  const bob = body(await post(app, '/v1/people', { name: 'bob' }))
+  const written = body(await post(app, `/v1/people/${ann.id as number}/authored`, { name: 'Dunes', editorId: bob.id }))
+  t.same([written.authorId, written.editorId], [ann.id, bob.id], 'the path sets the author')
+  const edited = body(await post(app, `/v1/people/${bob.id as number}/edited`, { name: 'Tides', authorId: ann.id }))
+  t.same([edited.authorId, edited.editorId], [ann.id, bob.id], 'the path sets the editor')
+  t.same(pointers(assertProblem(t, await post(app, `/v1/people/${bob.id as number}/edited`, { name: 'x', authorId: ann.id, editorId: ann.id }), 400, 'validation')), ['/editorId'],
+    'the key the path sets may not be sent')
+  const names = async (url: string): Promise<string[]> => (body(await app.inject({ method: 'GET', url })) as unknown as Json[]).map(book => book.name as string)
+  t.same(await names(`/v1/people/${ann.id as number}/authored`), ['Dunes', 'Tides'])
+  t.same(await names(`/v1/people/${bob.id as number}/edited`), ['Dunes', 'Tides'])
+  t.same(await names(`/v1/people/${ann.id as number}/edited`), [])
+
+  const document = body(await app.inject({ method: 'GET', url: '/openapi.json' }))
+  const authored = document.paths['/v1/people/{id}/authored']
+  const editedPath = document.paths['/v1/people/{id}/edited']
+  t.same([authored.get.operationId, authored.post.operationId, editedPath.get.operationId, editedPath.post.operationId],
+    ['listPersonAuthored', 'createPersonAuthoredBook', 'listPersonEdited', 'createPersonEditedBook'])
+  t.same(Object.keys(document.components.schemas.BookCreateInPersonByAuthorId.properties).sort(), ['editorId', 'name'])
+  t.same(Object.keys(document.components.schemas.BookCreateInPersonByEditorId.properties).sort(), ['authorId', 'name'])
+
+  assertProblem(t, await app.inject({ method: 'DELETE', url: `/v1/people/${bob.id as number}` }), 409, 'still-referenced')
+  t.equal((await app.inject({ method: 'DELETE', url: `/v1/people/${ann.id as number}` })).statusCode, 204, 'the author relation cascades')
+  t.same(await names('/v1/books'), [])
 })
