@@ -109,6 +109,7 @@ export interface ResourceDefinition extends ResourceOptions {
 
 const IDENTIFIER = /^[a-z][a-zA-Z0-9]*$/
 const COLLECTION = /^[a-z][a-z0-9-]*$/
+const SINGULAR = /^[a-z][a-zA-Z0-9-]*$/
 /** Collections and fields name tables and columns: PostgreSQL keeps no more of a name than this (and cuts it silently). */
 export const MAX_NAME_LENGTH = 63
 
@@ -162,6 +163,9 @@ export function defineResource<P extends NamedProperties> (options: ResourceOpti
   if (!COLLECTION.test(collection)) fail(collection, 'collection must be lower-case letters, digits and dashes, starting with a letter')
   checkLength(collection, 'collection', collection)
   if ((ENGINE_COLLECTIONS as readonly string[]).includes(collection)) fail(collection, `/v1/${collection} is the engine's own; name the collection otherwise`)
+  // The singular names the resource's schemas and operations (TaskCreate, createTask), which must be identifiers.
+  const singular = options.singular ?? collection.replace(/s$/, '')
+  if (!SINGULAR.test(singular)) fail(collection, `singular "${singular}" must be letters, digits and dashes, starting with a lower-case letter${options.singular === undefined ? ' (it is the collection without its last "s"): set singular' : ''}`)
   const properties = options.fields.properties
   if (options.fields.type !== 'object' || properties === undefined) fail(collection, 'fields must be a Type.Object')
   if (properties.name === undefined || properties.name.type !== 'string') fail(collection, 'fields must declare "name" as a string')
@@ -213,7 +217,7 @@ export function defineResource<P extends NamedProperties> (options: ResourceOpti
   }
   return Object.freeze({
     ...options,
-    singular: options.singular ?? collection.replace(/s$/, ''),
+    singular,
     relations: Object.freeze(relations),
     unique: Object.freeze(unique),
     filters: Object.freeze(filters),

@@ -135,3 +135,12 @@ t.test('field names that differ only in case are refused: SQLite would take them
   t.throws(() => defineResource({ collection: 'things', fields: Type.Object({ ...named, createdat: Type.Optional(Type.String()) }) }), /field "createdat" differs from "createdAt" only in case/)
   t.throws(() => defineResource({ collection: 'things', fields: Type.Object({ ...named, ownedby: Type.Optional(Type.String()) }), owner: 'ownedBy' }), /field "ownedby" differs from "ownedBy" only in case/)
 })
+
+t.test('the singular names schemas and operations, so it must make an identifier', async t => {
+  for (const singular of ['x y', '', 'a/b', 'Thing']) {
+    // These stopped start-up with Fastify's errors about a schema $id ("must match format uri-reference").
+    t.throws(() => defineResource({ collection: 'things', singular, fields: Type.Object(named) }), new RegExp(`singular "${singular}" must be letters, digits and dashes, starting with a lower-case letter`), JSON.stringify(singular))
+  }
+  t.throws(() => defineResource({ collection: 's', fields: Type.Object(named) }), /singular "" must be .* \(it is the collection without its last "s"\): set singular/)
+  t.equal(defineResource({ collection: 'line-items', fields: Type.Object(named) }).singular, 'line-item')
+})
