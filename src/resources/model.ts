@@ -6,6 +6,7 @@
 import { Type, type SchemaOptions, type TSchema, type TUnsafe } from '@sinclair/typebox'
 import { canonicalDateTime } from '../http/date-time.js'
 import { DefinitionError, FILTER_OPERATORS, type OnDelete, type ResourceDefinition } from './define.js'
+import { conditionFault } from './filter-value-checks.js'
 
 /** How a field is held in storage, independent of the dialect. */
 export type FieldKind = 'string' | 'integer' | 'number' | 'boolean' | 'json'
@@ -187,6 +188,8 @@ function checkFilters (definition: ResourceDefinition, fields: ReadonlyMap<strin
     for (const condition of typeof filter === 'function' ? filter(sample) : filter) {
       if (!columns.has(condition.field)) fail(`filter "${name}" compares "${condition.field}", which is not a field`)
       if (!FILTER_OPERATORS.includes(condition.op)) fail(`filter "${name}" uses unknown operator "${String(condition.op)}"`)
+      const fault = conditionFault(fields, condition)
+      if (fault !== undefined) fail(`filter "${name}" ${fault}`)
     }
   }
 }

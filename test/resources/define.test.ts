@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox'
 import t from 'tap'
-import { belongsTo, defineResource, DefinitionError, hasMany, where } from '../../src/resources/define.js'
+import { belongsTo, defineResource, DefinitionError, hasMany, where, type NamedFilter } from '../../src/resources/define.js'
 import { buildModel } from '../../src/resources/model.js'
 import { buildTestApp } from '../helper.js'
 
@@ -143,4 +143,20 @@ t.test('the singular names schemas and operations, so it must make an identifier
   }
   t.throws(() => defineResource({ collection: 's', fields: Type.Object(named) }), /singular "" must be .* \(it is the collection without its last "s"\): set singular/)
   t.equal(defineResource({ collection: 'line-items', fields: Type.Object(named) }).singular, 'line-item')
+})
+
+t.test('a named filter compares a field only with values it can hold', async t => {
+  // Such a value compared differently on each database: 'yes' for a boolean matched nothing on SQLite and every true row on PostgreSQL.
+  const fields = Type.Object({ ...named, active: Type.Boolean({ default: true }), level: Type.Integer({ default: 1 }), kind: Type.Union([Type.Literal('a'), Type.Literal('b')], { default: 'a' }) })
+  const model = (filter: NamedFilter) => () => buildModel([defineResource({ collection: 'things', fields, filters: { chosen: filter } })])
+  t.throws(model([where('active', 'eq', 'yes')]), /filter "chosen" compares "active" with "yes", but it holds a boolean/)
+  t.throws(model([where('level', 'in', [1, '2'])]), /compares "level" with "2", but it holds an integer/)
+  t.throws(model([where('kind', 'ne', 'c')]), /compares "kind" with "c", but it holds one of "a", "b"/)
+  t.throws(model([where('level', 'eq', null)]), /compares "level" with null, which no row holds: a record without a value is matched only by ne/)
+  t.throws(model([where('level', 'in', [])]), /compares "level" by in, which takes a non-empty array/)
+  t.throws(model([where('name', 'like', 3)]), /compares "name" by like, which takes a string/)
+  t.throws(model([where('id', 'gt', '7')]), /compares "id" with "7", but it holds an integer id/)
+  t.throws(model(({ today }) => [where('level', 'lt', today)]), /compares "level" with "1970-01-01"/, 'a filter computed per request is checked with sample values')
+  t.doesNotThrow(model([where('level', 'in', [1, 2]), where('kind', 'eq', 'b'), where('active', 'ne', false)]))
+  t.doesNotThrow(model(({ now }) => [where('createdAt', 'lt', now.toISOString())]))
 })
