@@ -1,8 +1,8 @@
 import { Type } from '@sinclair/typebox'
 import t from 'tap'
-import { belongsTo, defineResource, DefinitionError, hasMany, where, type NamedFilter } from '../../src/resources/define.js'
+import { belongsTo, defineResource, DefinitionError, hasMany, LIST_PARAMETERS, where, type NamedFilter } from '../../src/resources/define.js'
 import { buildModel } from '../../src/resources/model.js'
-import { buildTestApp } from '../helper.js'
+import { body, buildTestApp } from '../helper.js'
 
 const named = { name: Type.String() }
 
@@ -114,6 +114,12 @@ t.test('a filterable field may not take a list parameter\'s name', async t => {
       new RegExp(`filterable field "${name}" would take the list's own "${name}" parameter`), name)
     t.doesNotThrow(() => defineResource({ collection: 'things', fields: Type.Object({ ...named, [name]: Type.Optional(Type.String()) }), sortable: [name as 'name'] }), `${name} may still be a field, and sortable`)
   }
+  // LIST_PARAMETERS and the list's query schema (query-schema.ts) are written apart: they must name the same parameters.
+  const document = body(await (await buildTestApp(t)).inject({ method: 'GET', url: '/openapi.json' }))
+  const filterable = ['active', 'name', 'budget']
+  const listed = (document.paths['/v1/projects'].get.parameters as Array<{ name: string, in: string }>)
+    .filter(parameter => parameter.in === 'query' && !parameter.name.includes('[') && !filterable.includes(parameter.name)).map(parameter => parameter.name)
+  t.same(listed.sort(), [...LIST_PARAMETERS].sort(), 'every list parameter is guarded, and nothing else')
 })
 
 t.test('a collection or schema name the engine or another resource already has is refused, saying which', async t => {
