@@ -146,13 +146,16 @@ export function describeAjvErrors (errors: readonly AjvError[], location: IssueL
     if (group.some(isUnion) || group.filter(error => error.keyword === 'const').length > 1) {
       issues.push({ in: location, pointer, detail: unionSentence(group, location, readOnly) })
     } else {
-      // `{type: string, enum: [...]}` given 3 fails both keywords: one sentence says it all.
+      // `{type: string, enum: [...]}` given 3 fails both keywords: one sentence says it all, naming
+      // the type sent when the set holds none of it (not `1.5` to a set of integers: a number too).
       const mistyped = group.find(error => error.keyword === 'type')
-      const listed = group.some(error => error.keyword === 'enum') ? mistyped : undefined
+      const listed = group.find(error => error.keyword === 'enum')
+      const foreign = mistyped !== undefined && listed !== undefined && 'data' in mistyped &&
+        !(listed.params.allowedValues as unknown[]).some(value => typeof value === typeof mistyped.data)
       for (const error of group) {
-        if (error === listed) continue
+        if (listed !== undefined && error === mistyped) continue
         const detail = sentence(error, location, readOnly)
-        issues.push({ in: location, pointer, detail: error.keyword === 'enum' && mistyped !== undefined ? `${detail}${sentType(mistyped, location)}` : detail })
+        issues.push({ in: location, pointer, detail: error === listed && foreign ? `${detail}${sentType(mistyped, location)}` : detail })
       }
     }
   }

@@ -112,7 +112,8 @@ function explainErrors (errors: AjvErrorLike[], values: Record<string, unknown>,
       const name = String(error.params.additionalProperty)
       return explained(error, 'unknownParameter', `/${name}`, explainUnknown(name))
     }
-    if (error.keyword !== 'type') return error
+    // Beside an enum's error, which lists what the value may be, the type's is left for that one sentence (ajv-issues.ts).
+    if (error.keyword !== 'type' || errors.some(other => other.keyword === 'enum' && other.instancePath === error.instancePath)) return error
     const target = valueAt(values, properties, error.instancePath)
     if (target === undefined) return error
     if (error.params.type === 'integer') return integerError(error, target.raw, target.schema)

@@ -92,17 +92,28 @@ export function stringEnum<T extends string> (values: readonly T[], options: Sch
   return Type.Unsafe<T>({ ...options, type: 'string', enum: [...values] })
 }
 
+/** The one JSON type of a closed set of literals, when they share one: strings, or numbers (integers when all are). */
+function literalsType (options: readonly TSchema[]): 'string' | 'integer' | 'number' | undefined {
+  const values = options.map(option => option.const as unknown)
+  if (values.every(value => typeof value === 'string')) return 'string'
+  if (!values.every(value => typeof value === 'number' && Number.isFinite(value))) return undefined
+  return values.every(value => Number.isSafeInteger(value)) ? 'integer' : 'number'
+}
+
 /**
- * TypeBox spells a closed set of strings as a union of literals (`anyOf` of
- * `const`s). The equivalent `enum` gives clearer validation messages and
- * cleaner OpenAPI (generated clients see one string union), so fields are
- * normalised to it, at any depth; and integers get safe bounds.
+ * TypeBox spells a closed set of strings or numbers as a union of literals
+ * (`anyOf` of `const`s; `Type.Enum` of a TypeScript enum too). The equivalent
+ * `enum` gives clearer validation messages and cleaner OpenAPI (generated
+ * clients see one union of strings or numbers), and makes the field a column
+ * of its type, which can be filtered and sorted, rather than JSON text; so
+ * fields are normalised to it, at any depth. Integers get safe bounds.
  */
 export function normalizeSchema (schema: TSchema): TSchema {
   const options = schema.anyOf as TSchema[] | undefined
-  if (Array.isArray(options) && options.length > 0 && options.every(option => typeof option.const === 'string')) {
+  const type = Array.isArray(options) && options.length > 0 ? literalsType(options) : undefined
+  if (type !== undefined) {
     const { anyOf: _anyOf, ...rest } = schema
-    return { ...rest, type: 'string', enum: options.map(option => option.const as string) } as TSchema
+    return { ...rest, type, enum: options!.map(option => option.const as string | number) } as TSchema
   }
   const result: TSchema = { ...schema }
   // JSON numbers beyond 2^53 reach JavaScript rounded (9007199254740993 → …992): an integer field
@@ -180,7 +191,7 @@ function resolveRelations (definitions: readonly ResourceDefinition[]): Map<stri
 function checkFilters (definition: ResourceDefinition, fields: ReadonlyMap<string, Field>): void {
   const fail = (message: string): never => { throw new DefinitionError(`resource "${definition.collection}": ${message}`) }
   for (const [list, names] of [['filterable', definition.filterable], ['sortable', definition.sortable]] as const) {
-    for (const name of names) if (fields.get(name)?.kind === 'json') fail(`${list} field "${name}" must be a string, number, integer, boolean or enum of strings: any other value (an object, an array, a union such as one of number literals) is stored as JSON text, whose comparisons and order mean nothing to a client; a closed set of numbers is Type.Integer({ minimum, maximum })`)
+    for (const name of names) if (fields.get(name)?.kind === 'json') fail(`${list} field "${name}" must be a string, number, integer, boolean, or a union of string or number literals: any other value (an object, an array, a union of mixed types) is stored as JSON text, whose comparisons and order mean nothing to a client`)
   }
   const columns = new Set([...fields.keys(), 'id', 'createdAt', 'updatedAt', ...(definition.owner === undefined ? [] : [definition.owner])])
   const sample = { now: new Date(0), today: '1970-01-01' }

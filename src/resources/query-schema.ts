@@ -28,8 +28,8 @@ const TEMPORAL_FORMATS = new Set(['date', 'date-time', 'time'])
 /** Operators that make sense for a field: order needs an ordered type, `like` free text. */
 export function operatorsFor (field: Field): FilterOperator[] {
   const schema = field.schema as { type?: string, enum?: unknown[], format?: string }
-  if (field.kind === 'boolean') return ['eq', 'ne', 'in']
-  if (schema.enum !== undefined) return ['eq', 'ne', 'in']
+  // A set of strings has no order a client means (`status=todo`); a set of numbers has (`level[gte]=5`).
+  if (field.kind === 'boolean' || (schema.enum !== undefined && field.kind === 'string')) return ['eq', 'ne', 'in']
   // Text can be matched by pattern (`email[like]=*@example.com`); a date or time only compared.
   if (field.kind === 'string' && !TEMPORAL_FORMATS.has(schema.format ?? '')) return ['eq', 'ne', 'lt', 'lte', 'gt', 'gte', 'in', 'like']
   return ['eq', 'ne', 'lt', 'lte', 'gt', 'gte', 'in']

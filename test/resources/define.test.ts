@@ -60,11 +60,19 @@ t.test('relations are checked against the other definitions', async t => {
 })
 
 t.test('only scalar fields can be filtered or sorted by: an object or array is stored as JSON text', async t => {
-  const fields = Type.Object({ ...named, tags: Type.Optional(Type.Array(Type.String())) })
-  t.throws(() => buildModel([defineResource({ collection: 'things', fields, filterable: ['tags'] })]), /filterable field "tags" must be a string, number, integer, boolean or enum of strings: any other value/)
-  t.throws(() => buildModel([defineResource({ collection: 'things', fields, sortable: ['tags'] })]), /sortable field "tags" must be a string, number, integer, boolean or enum of strings/)
-  const levels = Type.Object({ ...named, level: Type.Union([Type.Literal(1), Type.Literal(2)]) })
-  t.throws(() => buildModel([defineResource({ collection: 'things', fields: levels, filterable: ['level'] })]), /a union such as one of number literals\) is stored as JSON text, .* Type.Integer\(\{ minimum, maximum \}\)/)
+  const fields = Type.Object({ ...named, tags: Type.Optional(Type.Array(Type.String())), mixed: Type.Optional(Type.Union([Type.Literal(1), Type.Literal('one')])) })
+  t.throws(() => buildModel([defineResource({ collection: 'things', fields, filterable: ['tags'] })]), /filterable field "tags" must be a string, number, integer, boolean, or a union of string or number literals: any other value/)
+  t.throws(() => buildModel([defineResource({ collection: 'things', fields, sortable: ['tags'] })]), /sortable field "tags" must be a string, number, integer, boolean, or a union of string or number literals/)
+  t.throws(() => buildModel([defineResource({ collection: 'things', fields, filterable: ['mixed'] })]), /filterable field "mixed" .* \(an object, an array, a union of mixed types\) is stored as JSON text/)
+})
+
+t.test('a union of number literals is a column of numbers: integers when all are, else numbers', async t => {
+  const fields = Type.Object({ ...named, level: Type.Union([Type.Literal(1), Type.Literal(5), Type.Literal(10)], { default: 5 }), ratio: Type.Optional(Type.Union([Type.Literal(0.5), Type.Literal(2)])) })
+  const things = buildModel([defineResource({ collection: 'things', fields, filterable: ['level', 'ratio'], sortable: ['level', 'ratio'] })]).get('things')
+  t.same(JSON.parse(JSON.stringify(things.fields.get('level')!.schema)), { type: 'integer', enum: [1, 5, 10], default: 5 })
+  t.equal(things.fields.get('level')!.kind, 'integer')
+  t.same(JSON.parse(JSON.stringify(things.fields.get('ratio')!.schema)), { type: 'number', enum: [0.5, 2] })
+  t.equal(things.fields.get('ratio')!.kind, 'number')
 })
 
 t.test('nothing may show a write-only value, or let a caller test a guess of it', async t => {
