@@ -1,5 +1,5 @@
 // A test-defined resource with a field of every kind the engine stores (integer, number, boolean,
-// enum, date-time, date, array, object, union of objects, defaults, a unique field and a
+// enum of strings and of numbers, date-time, date, array, object, union of objects, defaults, a unique field and a
 // self-relation), and random values for it: mostly valid, now and then not.
 import { Type } from '@sinclair/typebox'
 import { belongsTo, defineResource, hasMany } from '../../src/resources/define.js'
@@ -16,6 +16,7 @@ export const widgets = defineResource({
     ratio: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
     active: Type.Boolean({ default: true }),
     kind: Type.Union([Type.Literal('a'), Type.Literal('b'), Type.Literal('c')], { default: 'a' }),
+    level: Type.Optional(Type.Union([Type.Literal(1), Type.Literal(5), Type.Literal(10)])),
     when: Type.Optional(Type.String({ format: 'date-time' })),
     day: Type.Optional(Type.String({ format: 'date' })),
     tags: Type.Optional(Type.Array(Type.String({ maxLength: 5 }), { maxItems: 3 })),
@@ -30,8 +31,8 @@ export const widgets = defineResource({
     children: hasMany('widgets', { foreignKey: 'parentId', onDelete: 'cascade' })
   },
   unique: ['label'],
-  filterable: ['count', 'ratio', 'active', 'kind', 'when', 'day', 'name', 'label'],
-  sortable: ['count', 'ratio', 'active', 'kind', 'when', 'day', 'label']
+  filterable: ['count', 'ratio', 'active', 'kind', 'level', 'when', 'day', 'name', 'label'],
+  sortable: ['count', 'ratio', 'active', 'kind', 'level', 'when', 'day', 'label']
 })
 
 export const WIDGET_FIELDS = Object.keys(widgets.fields.properties)
@@ -56,6 +57,7 @@ const CHOICES: Readonly<Record<string, FieldChoices>> = {
   ratio: { whole: [0, 0.5, 1, 0.25, 1e-9], partial: [null], invalid: [1.5, -0.1, '0.5'] },
   active: { whole: [true, false], partial: [null], invalid: ['true', 0] },
   kind: { whole: ['a', 'b', 'c'], partial: [null], invalid: ['d'] },
+  level: { whole: [1, 5, 10], partial: [null], invalid: [2, 5.5, '5'] },
   when: { whole: ['2026-01-01T00:00:00Z', '2026-01-01T02:00:00+02:00', '2025-12-31T23:59:59.999Z'], partial: [null], invalid: ['2026-13-01T00:00:00Z', 'yesterday', '2026-06-30T23:59:60Z'] },
   day: { whole: ['2026-01-01', '2026-12-31'], partial: [null], invalid: ['2026-02-30', '26-1-1'] },
   tags: { whole: [[], ['a'], ['a', 'b', 'c']], partial: [null], invalid: [['a', 'b', 'c', 'd'], ['toolong'], [1], 'a'] },
@@ -101,6 +103,8 @@ export const FILTERS: Readonly<Record<string, { readonly operators: readonly Fil
   ratio: { operators: ORDERED, samples: [0, 0.5, 1, 0.25, 1e-9] },
   active: { operators: EQUALITY, samples: [true, false] },
   kind: { operators: EQUALITY, samples: ['a', 'b', 'c'] },
+  // A set of numbers is ordered, unlike a set of strings.
+  level: { operators: ORDERED, samples: [1, 5, 10] },
   when: { operators: ORDERED, samples: ['2026-01-01T00:00:00Z', '2026-01-01T01:00:00+01:00', '2025-12-31T23:59:59.999Z'] },
   day: { operators: ORDERED, samples: ['2026-01-01', '2026-12-31'] },
   name: { operators: [...ORDERED, 'like'], samples: [...NAMES, 'äö', 'ALPHA', 'a*', '*a*', '*%*', '*_*', 'x*', '*b'] },
@@ -108,4 +112,4 @@ export const FILTERS: Readonly<Record<string, { readonly operators: readonly Fil
 }
 
 /** Keys `sort=` may name on widgets. */
-export const SORT_KEYS = ['count', 'ratio', 'active', 'kind', 'when', 'day', 'label', 'name', 'createdAt']
+export const SORT_KEYS = ['count', 'ratio', 'active', 'kind', 'level', 'when', 'day', 'label', 'name', 'createdAt']
