@@ -169,6 +169,8 @@ export function defineResource<P extends NamedProperties> (options: ResourceOpti
   const properties = options.fields.properties
   if (options.fields.type !== 'object' || properties === undefined) fail(collection, 'fields must be a Type.Object')
   if (properties.name === undefined || properties.name.type !== 'string') fail(collection, 'fields must declare "name" as a string')
+  // Every representation has a name (the contract): one that may be left out needs a default to fill it.
+  if (!((options.fields.required ?? []) as readonly string[]).includes('name') && properties.name!.default === undefined) fail(collection, 'field "name" must be required, or have a default: every resource has a name')
   for (const field of Object.keys(properties)) {
     if (!IDENTIFIER.test(field)) fail(collection, `field "${field}" must be camelCase letters and digits`)
     checkLength(collection, 'field', field)

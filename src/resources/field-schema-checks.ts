@@ -50,8 +50,23 @@ function nonJsonType (schema: TSchema): string | undefined {
 /** Whether a field marks itself, or a value inside it, `readOnly`: nothing but a client writes a field, so the mark would only mislead the document's readers. */
 const marksReadOnly = (schema: TSchema): boolean => schema.readOnly === true || findInside(schema, inner => inner.readOnly === true) !== undefined
 
-/** What is wrong with a field's own schema, if anything: a type JSON cannot carry, a readOnly mark, or a null it takes. */
+/** The field's schema, or one inside it, that holds for `test`. */
+const foundIn = (schema: TSchema, test: (inner: TSchema) => boolean): boolean => test(schema) || findInside(schema, test) !== undefined
+
+/** A schema named or pointed to (`$id`, `$ref`: Type.Recursive, Type.Ref): each field is written into several of the app's schemas, where one `$id` would be declared again and again. */
+const refers = (schema: TSchema): boolean => schema.$id !== undefined || schema.$ref !== undefined
+
+/** An intersection of objects (Type.Intersect): it cannot be closed against undeclared members, since each object would refuse the others'. */
+const intersectsObjects = (schema: TSchema): boolean => Array.isArray(schema.allOf) && (schema.allOf as TSchema[]).some(branch => branch.type === 'object')
+
+/** What is wrong with a field's own schema, if anything: a type JSON cannot carry, a readOnly mark, a null it takes, a reference, or an intersection of objects. */
 export function fieldSchemaFault (field: string, schema: TSchema): string | undefined {
+  if (foundIn(schema, refers)) {
+    return `field "${field}" refers to a schema by $id or $ref (Type.Recursive, Type.Ref), which cannot be placed in the schemas derived from the definition: write the field's schema out in full, to the depth it takes`
+  }
+  if (foundIn(schema, intersectsObjects)) {
+    return `field "${field}" is an intersection of objects (Type.Intersect), which cannot refuse members it does not declare, so they would be stored and then left out of every representation: compose the objects with Type.Composite([...]) instead`
+  }
   const type = nonJsonType(schema)
   if (type !== undefined) {
     return `field "${field}" declares type "${type}", which JSON cannot carry: use JSON's types (Type.String, Type.Number, Type.Integer, Type.Boolean, Type.Object, Type.Array); a date or an instant is Type.String({ format: 'date' }) or Type.String({ format: 'date-time' })`

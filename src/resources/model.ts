@@ -7,6 +7,7 @@ import { Type, type SchemaOptions, type TSchema, type TUnsafe } from '@sinclair/
 import { canonicalDateTime } from '../http/date-time.js'
 import { DefinitionError, FILTER_OPERATORS, type OnDelete, type ResourceDefinition } from './define.js'
 import { conditionFault } from './filter-value-checks.js'
+import { normalizeSchema } from './normalize-schema.js'
 
 /** How a field is held in storage, independent of the dialect. */
 export type FieldKind = 'string' | 'integer' | 'number' | 'boolean' | 'json'
@@ -90,44 +91,6 @@ export function fieldKind (schema: TSchema): FieldKind {
  */
 export function stringEnum<T extends string> (values: readonly T[], options: SchemaOptions = {}): TUnsafe<T> {
   return Type.Unsafe<T>({ ...options, type: 'string', enum: [...values] })
-}
-
-/** The one JSON type of a closed set of literals, when they share one: strings, or numbers (integers when all are). */
-function literalsType (options: readonly TSchema[]): 'string' | 'integer' | 'number' | undefined {
-  const values = options.map(option => option.const as unknown)
-  if (values.every(value => typeof value === 'string')) return 'string'
-  if (!values.every(value => typeof value === 'number' && Number.isFinite(value))) return undefined
-  return values.every(value => Number.isSafeInteger(value)) ? 'integer' : 'number'
-}
-
-/**
- * TypeBox spells a closed set of strings or numbers as a union of literals
- * (`anyOf` of `const`s; `Type.Enum` of a TypeScript enum too). The equivalent
- * `enum` gives clearer validation messages and cleaner OpenAPI (generated
- * clients see one union of strings or numbers), and makes the field a column
- * of its type, which can be filtered and sorted, rather than JSON text; so
- * fields are normalised to it, at any depth. Integers get safe bounds.
- */
-export function normalizeSchema (schema: TSchema): TSchema {
-  const options = schema.anyOf as TSchema[] | undefined
-  const type = Array.isArray(options) && options.length > 0 ? literalsType(options) : undefined
-  if (type !== undefined) {
-    const { anyOf: _anyOf, ...rest } = schema
-    return { ...rest, type, enum: options!.map(option => option.const as string | number) } as TSchema
-  }
-  const result: TSchema = { ...schema }
-  // JSON numbers beyond 2^53 reach JavaScript rounded (9007199254740993 → …992): an integer field
-  // without its own bounds keeps to the values it can hold exactly, so no such number is stored changed.
-  if (schema.type === 'integer') {
-    if (schema.minimum === undefined && schema.exclusiveMinimum === undefined) result.minimum = Number.MIN_SAFE_INTEGER
-    if (schema.maximum === undefined && schema.exclusiveMaximum === undefined) result.maximum = Number.MAX_SAFE_INTEGER
-  }
-  if (schema.items !== undefined && !Array.isArray(schema.items)) result.items = normalizeSchema(schema.items as TSchema)
-  if (schema.properties !== undefined) {
-    result.properties = Object.fromEntries(Object.entries(schema.properties as Record<string, TSchema>).map(([name, property]) => [name, normalizeSchema(property)]))
-  }
-  if (Array.isArray(options)) result.anyOf = options.map(normalizeSchema)
-  return result
 }
 
 function buildFields (definition: ResourceDefinition): Map<string, Field> {

@@ -9,6 +9,8 @@ const named = { name: Type.String() }
 t.test('a definition is checked on its own', async t => {
   t.throws(() => defineResource({ collection: 'Bad Name', fields: Type.Object(named) }), DefinitionError)
   t.throws(() => defineResource({ collection: 'things', fields: Type.Object({ name: Type.Integer() }) }), /"name" as a string/)
+  t.throws(() => defineResource({ collection: 'things', fields: Type.Object({ name: Type.Optional(Type.String()) }) }), /field "name" must be required, or have a default: every resource has a name/)
+  t.doesNotThrow(() => defineResource({ collection: 'things', fields: Type.Object({ name: Type.Optional(Type.String({ default: 'untitled' })) }) }), 'a default fills it in')
   t.throws(() => defineResource({ collection: 'things', fields: Type.Object({ ...named, id: Type.Integer() }) }), /reserved/)
   t.throws(() => defineResource({ collection: 'things', fields: Type.Object(named), sortable: ['nope' as 'name'] }), /sortable names "nope"/)
   t.throws(() => defineResource({ collection: 'things', fields: Type.Object(named), owner: 'name' }), /read-only/)
@@ -113,6 +115,16 @@ t.test('a field declares only what JSON carries, and is never marked readOnly', 
     t.throws(() => defineResource({ collection: 'things', fields: Type.Object({ ...named, code: Type.Optional(schema) }) }),
       /field "code" is marked readOnly, but the fields are what clients write, and nothing else would set it/, label)
   }
+  // Before, start-up stopped with Fastify's "There is already another schema with id "T0"".
+  const Tree = Type.Recursive(This => Type.Object({ kids: Type.Array(This) }))
+  for (const [label, schema] of [['Type.Recursive', Tree], ['a Type.Ref inside an array', Type.Array(Type.Ref('Tree'))]] as const) {
+    t.throws(() => defineResource({ collection: 'things', fields: Type.Object({ ...named, tree: Type.Optional(schema) }) }),
+      /field "tree" refers to a schema by \$id or \$ref \(Type.Recursive, Type.Ref\), .* write the field's schema out in full/, label)
+  }
+  const both = Type.Intersect([Type.Object({ a: Type.Integer() }), Type.Object({ b: Type.Integer() })])
+  t.throws(() => defineResource({ collection: 'things', fields: Type.Object({ ...named, both }) }),
+    /field "both" is an intersection of objects \(Type.Intersect\), which cannot refuse members it does not declare, .* Type.Composite/)
+  t.doesNotThrow(() => defineResource({ collection: 'things', fields: Type.Object({ ...named, code: Type.Intersect([Type.String({ minLength: 2 }), Type.String({ maxLength: 4 })]) }) }), 'an intersection of strings is only their bounds')
 })
 
 t.test('a filterable field may not take a list parameter\'s name', async t => {
