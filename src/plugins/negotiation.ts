@@ -17,7 +17,10 @@ import { prefersMinimal } from '../http/prefer.js'
 import { addRouteHook } from '../http/route-hooks.js'
 import { problemResponses } from '../resources/responses.js'
 
-const PRODUCED = ['application/json', 'application/problem+json']
+// With their charset, as Content-Type gives them: `Accept: application/json; charset=utf-8`, which
+// some clients send, names a parameter that a bare `application/json` would not match.
+const JSON_TYPE = 'application/json; charset=utf-8'
+const PRODUCED = [JSON_TYPE, 'application/problem+json; charset=utf-8']
 const ANYTHING = new Set(['*/*', 'application/json', 'application/*'])
 
 type Responses = Record<string, unknown> | undefined
@@ -48,7 +51,7 @@ const refusedReads = new WeakMap<FastifyRequest, ReturnType<FastifyReply['getHea
 function refuseJsonRefusers (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void): void {
   const accept = request.headers.accept
   const bodiless = !isRead(request) && prefersMinimal(request)
-  if (!isUnusual(accept) || bodiless || new Negotiator({ headers: { accept } }).mediaTypes(PRODUCED).includes('application/json')) {
+  if (!isUnusual(accept) || bodiless || new Negotiator({ headers: { accept } }).mediaTypes(PRODUCED).includes(JSON_TYPE)) {
     done()
     return
   }
@@ -91,7 +94,7 @@ async function negotiation (app: FastifyInstance): Promise<void> {
       done(null, payload)
       return
     }
-    done(new NotAcceptable(`this service produces ${PRODUCED.join(' and ')}; the Accept header allows neither`))
+    done(new NotAcceptable('this service produces application/json and application/problem+json (charset=utf-8); the Accept header allows neither'))
   })
 }
 
