@@ -3,14 +3,15 @@
  * shuts down gracefully on SIGTERM / SIGINT (in-flight requests finish, the
  * database closes) within a hard deadline.
  */
+import { readFile } from 'node:fs/promises'
+import { createSecureContext } from 'node:tls'
 import { pathToFileURL } from 'node:url'
 import type { FastifyInstance } from 'fastify'
 import { resources } from '../schemas/index.js'
-import { readFile } from 'node:fs/promises'
 import { buildApp } from './app.js'
 import type { TlsMaterial } from './http/transport.js'
 import { loadConfig, type Config } from './config.js'
-import { reportStartupFailure } from './startup-failure.js'
+import { reportStartupFailure, StartupError } from './startup-failure.js'
 
 function stopOnSignals (app: FastifyInstance, config: Config): void {
   let stopping = false
@@ -35,10 +36,42 @@ function stopOnSignals (app: FastifyInstance, config: Config): void {
   process.once('SIGINT', stop)
 }
 
+async function readSetting (name: string, file: string): Promise<Buffer> {
+  try {
+    return await readFile(file)
+  } catch (error) {
+    throw new StartupError(`${name}=${file} cannot be read: ${(error as Error).message}`)
+  }
+}
+
+/** The certificate and key, checked to be PEM and a pair here, where the message can name the settings, rather than by the server. */
 async function readTls (config: Config): Promise<TlsMaterial | undefined> {
   if (config.tlsCertFile === '') return undefined
-  const [cert, key] = await Promise.all([readFile(config.tlsCertFile), readFile(config.tlsKeyFile)])
+  const [cert, key] = await Promise.all([readSetting('TLS_CERT_FILE', config.tlsCertFile), readSetting('TLS_KEY_FILE', config.tlsKeyFile)])
+  try {
+    createSecureContext({ cert, key })
+  } catch (error) {
+    throw new StartupError(`TLS_CERT_FILE=${config.tlsCertFile} and TLS_KEY_FILE=${config.tlsKeyFile} are not a PEM certificate and its private key: ${(error as Error).message}`)
+  }
   return { cert, key }
+}
+
+/** What an operator does about an address the server cannot listen on. */
+const LISTEN_REMEDIES: Readonly<Record<string, string>> = {
+  EADDRINUSE: 'another process listens there: stop it or set another PORT',
+  EACCES: 'a port below 1024 needs privileges: set a PORT of 1024 or above, or run with the capability to bind it',
+  EADDRNOTAVAIL: 'HOST is not an address of this machine'
+}
+
+async function listen (app: FastifyInstance, config: Config): Promise<void> {
+  try {
+    await app.listen({ host: config.host, port: config.port })
+  } catch (error) {
+    const remedy = LISTEN_REMEDIES[(error as NodeJS.ErrnoException).code ?? '']
+    if (remedy === undefined) throw error
+    await app.close()
+    throw new StartupError(`cannot listen on HOST=${config.host} PORT=${config.port}: ${remedy}`)
+  }
 }
 
 /** SIGHUP re-reads the certificate and key; open connections keep theirs, new ones get the new pair. */
@@ -59,7 +92,7 @@ export async function startServer (env: Readonly<Record<string, string | undefin
   const app = await buildApp({ config, definitions: resources, ...(tls === undefined ? {} : { tls }) })
   stopOnSignals(app, config)
   if (tls !== undefined) reloadTlsOnHangup(app, config)
-  await app.listen({ host: config.host, port: config.port })
+  await listen(app, config)
   return app
 }
 

@@ -1,10 +1,17 @@
 /** How a process that could not start says so: one clear line for what the operator can fix, else the stack. */
 import { ConfigError } from './config.js'
-import { MigrationRefused } from './store/store.js'
+import { DatabaseUnreachable, MigrationRefused } from './store/store.js'
+
+/** A start stopped by something outside the code that the message tells the operator how to fix (a file, a port). */
+export class StartupError extends Error {
+  override name = 'StartupError'
+}
+
+const FOR_THE_OPERATOR = [ConfigError, MigrationRefused, DatabaseUnreachable, StartupError]
 
 export function reportStartupFailure (error: unknown): never {
-  if (error instanceof ConfigError || error instanceof MigrationRefused) {
-    process.stderr.write(`resourcery: ${error.message}\n`)
+  if (FOR_THE_OPERATOR.some(kind => error instanceof kind)) {
+    process.stderr.write(`resourcery: ${(error as Error).message}\n`)
   } else {
     process.stderr.write(`resourcery: could not start: ${error instanceof Error ? error.stack ?? error.message : String(error)}\n`)
   }

@@ -105,6 +105,20 @@ export type WriteMiss = 'missing' | 'raced'
 
 export const isWriteMiss = (outcome: unknown): outcome is WriteMiss => outcome === 'missing' || outcome === 'raced'
 
+/** The database DATABASE_URL names cannot be opened or reached: said in one line, with the password left out. */
+export class DatabaseUnreachable extends Error {
+  override name = 'DatabaseUnreachable'
+  constructor (databaseUrl: string, cause: unknown) {
+    const reason = cause instanceof Error ? cause.message : String(cause)
+    super(`DATABASE_URL=${withoutPassword(databaseUrl)}: the database cannot be opened or reached: ${reason}`, { cause })
+  }
+}
+
+/** `postgres://app:secret@db/app` → `postgres://app:***@db/app`, for messages and logs. */
+export function withoutPassword (databaseUrl: string): string {
+  return databaseUrl.replace(/^([a-z][a-z0-9+.-]*:\/\/[^:/@]*:)[^@/]*@/i, '$1***@')
+}
+
 export class MigrationRefused extends Error {
   override name = 'MigrationRefused'
   constructor (readonly reasons: readonly string[]) {

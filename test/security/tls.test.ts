@@ -58,6 +58,16 @@ t.test('HTTPS in-process with HSTS; SIGHUP swaps the certificate without droppin
   const fresh = await get(`${server.base}/health`, readFileSync(second.cert, 'utf8'), new Agent())
   t.equal(fresh.status, 200)
   t.not(fresh.fingerprint, before.fingerprint, 'new connections get the new certificate')
+
+  // A renewal caught half-way (a new certificate beside the old key): the server used to die of it.
+  const third = selfSigned(dir, 'third')
+  execFileSync('cp', [third.cert, live.cert])
+  server.child.kill('SIGHUP')
+  for (let i = 0; i < 50 && !server.logs.some(line => line.msg === 'could not reload the TLS certificate; keeping the current one'); i++) await new Promise(resolve => setTimeout(resolve, 100))
+  t.match(server.logs.find(line => line.msg === 'could not reload the TLS certificate; keeping the current one'), { err: { message: /TLS_CERT_FILE=.* and TLS_KEY_FILE=.* are not a PEM certificate and its private key/ } })
+  const after = await get(`${server.base}/health`, readFileSync(second.cert, 'utf8'), new Agent())
+  t.equal(after.status, 200, 'the server is still up')
+  t.equal(after.fingerprint, fresh.fingerprint, 'on the certificate it had')
 })
 
 t.test('HTTP2=1 serves HTTP/2 over TLS', async t => {
