@@ -5,6 +5,7 @@
  * and everything else is derived from it elsewhere.
  */
 import type { Static, TObject, TProperties, TSchema } from '@sinclair/typebox'
+import { deprecationFault } from './deprecation-checks.js'
 import { defaultFaults, exampleFaults, fieldSchemaFault } from './field-schema-checks.js'
 import { writeOnlyFaults } from './write-only-checks.js'
 
@@ -205,11 +206,8 @@ export function defineResource<P extends NamedProperties> (options: ResourceOpti
     if (options.owner in properties) fail(collection, `owner field "${options.owner}" is read-only and must not be among the writable fields`)
   }
   checkColumnNames(collection, [...RESERVED_FIELDS, ...(options.owner === undefined ? [] : [options.owner]), ...Object.keys(properties)])
-  const deprecation = typeof options.deprecated === 'object' ? options.deprecated : undefined
-  for (const key of ['since', 'sunset'] as const) {
-    const value = deprecation?.[key]
-    if (value !== undefined && Number.isNaN(Date.parse(value))) fail(collection, `deprecated.${key} must be an RFC 3339 date`)
-  }
+  const deprecationFaulty = typeof options.deprecated === 'object' ? deprecationFault(options.deprecated) : undefined
+  if (deprecationFaulty !== undefined) fail(collection, deprecationFaulty)
   if (options.cache !== undefined && !(Number.isInteger(options.cache.maxAge) && options.cache.maxAge >= 0)) {
     fail(collection, 'cache.maxAge must be a whole number of seconds')
   }

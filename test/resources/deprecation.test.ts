@@ -2,7 +2,7 @@
 // when it goes, and the OpenAPI document marks and documents the same on each of its operations.
 import { Type } from '@sinclair/typebox'
 import t from 'tap'
-import { belongsTo, defineResource, hasMany } from '../../src/resources/define.js'
+import { belongsTo, defineResource, hasMany, type Deprecation } from '../../src/resources/define.js'
 import { assertProblem, body, buildTestApp, post } from '../helper.js'
 
 const DEPRECATION = `@${Date.parse('2026-09-01T00:00:00Z') / 1000}`
@@ -110,4 +110,19 @@ t.test('a related collection is deprecated when its parent or its child is, and 
   t.match(related.get.responses['200'].headers.Sunset.description, /^`Fri, 01 Jan 2027 00:00:00 GMT`/)
   t.equal(document.paths['/v1/vaults/{id}/deeds'].get.responses['200'].headers.Sunset.description.startsWith('`Tue, 01 Jun 2027 00:00:00 GMT`'), true)
   t.equal(document.paths['/v1/shelves/{id}'].get.deprecated, undefined, 'the parent\'s own operations are not')
+})
+
+t.test('a deprecation is checked when the definition loads: RFC 3339 dates, sunset after since, a link a header can carry', async t => {
+  const things = (deprecated: Deprecation) => () => defineResource({ collection: 'things', fields: Type.Object({ name: Type.String() }), deprecated })
+  // Date.parse took '1' as the year 2001 and 'March 7' as some March 7th.
+  t.throws(things({ since: '1' }), /deprecated\.since "1" must be an RFC 3339 date \(2027-06-30\) or date-time/)
+  t.throws(things({ sunset: 'March 7' }), /deprecated\.sunset "March 7" must be an RFC 3339 date/)
+  t.throws(things({ since: '2027-01-01', sunset: '2026-06-30' }), /deprecated\.sunset \(2026-06-30\) must come after deprecated\.since \(2027-01-01\)/)
+  // A line break in the link made every answer of the resource a 500; a '>' ended the Link header's URI early.
+  for (const link of ['https://example.com/a\r\nX-Evil: 1', 'https://example.com/a>b', 'see the wiki', 'ftp://example.com/x']) {
+    t.throws(things({ link }), /deprecated\.link ".*" must be an http\(s\) URL or a path starting with \/, .*: it is sent in a Link header/, JSON.stringify(link))
+  }
+  for (const deprecated of [{ since: '2026-01-01T00:00:00+02:00', sunset: '2027-06-30', link: 'https://example.com/deprecations#things' }, { link: '/docs#things' }]) {
+    t.doesNotThrow(things(deprecated), JSON.stringify(deprecated))
+  }
 })
