@@ -117,6 +117,18 @@ export const MAX_NAME_LENGTH = 63
 function checkLength (collection: string, what: string, name: string): void {
   if (name.length > MAX_NAME_LENGTH) fail(collection, `${what} "${name}" is ${name.length} characters long; a database name holds at most ${MAX_NAME_LENGTH}`)
 }
+
+/**
+ * Names every JavaScript object already answers to (`constructor`, `toString`,
+ * `valueOf`…). A field so named read as present when left out: Ajv found the
+ * inherited function (`/constructor must be string, not function`, so a
+ * create without it was a 400) and `fields=toString` showed its source text.
+ */
+const OBJECT_MEMBERS = new Set(Object.getOwnPropertyNames(Object.prototype))
+
+function checkNotObjectMember (collection: string, what: string, name: string): void {
+  if (OBJECT_MEMBERS.has(name)) fail(collection, `${what} "${name}" is a name every JavaScript object already has (Object.prototype.${name}), which would read as present where it is left out: name it otherwise`)
+}
 /** Names the engine itself puts on every representation. */
 export const RESERVED_FIELDS = ['id', 'links', 'createdAt', 'updatedAt', 'version'] as const
 /** Collections the engine serves itself under /v1 (admin-routes.ts, webhooks/routes.ts, token-route.ts). */
@@ -175,6 +187,7 @@ export function defineResource<P extends NamedProperties> (options: ResourceOpti
   for (const field of Object.keys(properties)) {
     if (!IDENTIFIER.test(field)) fail(collection, `field "${field}" must be camelCase letters and digits`)
     checkLength(collection, 'field', field)
+    checkNotObjectMember(collection, 'field', field)
     if ((RESERVED_FIELDS as readonly string[]).includes(field)) fail(collection, `field "${field}" is reserved by the engine`)
     const fault = fieldSchemaFault(field, properties[field]!)
     if (fault !== undefined) fail(collection, fault)
@@ -194,6 +207,7 @@ export function defineResource<P extends NamedProperties> (options: ResourceOpti
   const relations = { ...(options.relations ?? {}) }
   for (const [name, relation] of Object.entries(relations)) {
     if (!IDENTIFIER.test(name) || name === 'self') fail(collection, `relation name "${name}" must be camelCase and not "self"`)
+    checkNotObjectMember(collection, 'relation name', name)
     if (relation.kind === 'belongs-to' && !(relation.foreignKey in properties)) {
       fail(collection, `relation "${name}" uses foreign key "${relation.foreignKey}", which is not a field`)
     }
@@ -203,6 +217,7 @@ export function defineResource<P extends NamedProperties> (options: ResourceOpti
   if (options.owner !== undefined) {
     if (!IDENTIFIER.test(options.owner)) fail(collection, `owner field "${options.owner}" must be camelCase`)
     checkLength(collection, 'owner field', options.owner)
+    checkNotObjectMember(collection, 'owner field', options.owner)
     if (options.owner in properties) fail(collection, `owner field "${options.owner}" is read-only and must not be among the writable fields`)
   }
   checkColumnNames(collection, [...RESERVED_FIELDS, ...(options.owner === undefined ? [] : [options.owner]), ...Object.keys(properties)])
@@ -214,6 +229,7 @@ export function defineResource<P extends NamedProperties> (options: ResourceOpti
   const filters = { ...(options.filters ?? {}) }
   for (const name of Object.keys(filters)) {
     if (!IDENTIFIER.test(name)) fail(collection, `filter name "${name}" must be camelCase`)
+    checkNotObjectMember(collection, 'filter name', name)
   }
   return Object.freeze({
     ...options,

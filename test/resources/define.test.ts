@@ -186,3 +186,14 @@ t.test('a named filter compares a field only with values it can hold', async t =
   t.doesNotThrow(model([where('level', 'in', [1, 2]), where('kind', 'eq', 'b'), where('active', 'ne', false)]))
   t.doesNotThrow(model(({ now }) => [where('createdAt', 'lt', now.toISOString())]))
 })
+
+t.test('no name a JavaScript object already answers to: it would read as present where it is left out', async t => {
+  // Before, a create without the field `constructor` was a 400 (`must be string, not function`), and fields=toString showed the function's source.
+  for (const field of ['constructor', 'toString', 'valueOf', 'hasOwnProperty']) {
+    t.throws(() => defineResource({ collection: 'things', fields: Type.Object({ ...named, [field]: Type.Optional(Type.String()) }) }),
+      new RegExp(`field "${field}" is a name every JavaScript object already has \\(Object.prototype.${field}\\)`))
+  }
+  t.throws(() => defineResource({ collection: 'things', fields: Type.Object(named), owner: 'valueOf' }), /owner field "valueOf" is a name every JavaScript object already has/)
+  t.throws(() => defineResource({ collection: 'things', fields: Type.Object(named), filters: { toString: [where('name', 'eq', 'x')] } }), /filter name "toString" is a name every JavaScript object already has/)
+  t.throws(() => defineResource({ collection: 'things', fields: Type.Object(named), relations: { constructor: hasMany('others', { foreignKey: 'thingId' }) } }), /relation name "constructor" is a name every JavaScript object already has/)
+})
