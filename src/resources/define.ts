@@ -6,7 +6,7 @@
  */
 import type { Static, TObject, TProperties, TSchema } from '@sinclair/typebox'
 import { deprecationFault } from './deprecation-checks.js'
-import { defaultFaults, exampleFaults, fieldSchemaFault } from './field-schema-checks.js'
+import { defaultFaults, exampleFaults, fieldSchemaFault, isObjectMemberName } from './field-schema-checks.js'
 import { writeOnlyFaults } from './write-only-checks.js'
 
 export type OnDelete = 'restrict' | 'cascade'
@@ -118,16 +118,8 @@ function checkLength (collection: string, what: string, name: string): void {
   if (name.length > MAX_NAME_LENGTH) fail(collection, `${what} "${name}" is ${name.length} characters long; a database name holds at most ${MAX_NAME_LENGTH}`)
 }
 
-/**
- * Names every JavaScript object already answers to (`constructor`, `toString`,
- * `valueOf`…). A field so named read as present when left out: Ajv found the
- * inherited function (`/constructor must be string, not function`, so a
- * create without it was a 400) and `fields=toString` showed its source text.
- */
-const OBJECT_MEMBERS = new Set(Object.getOwnPropertyNames(Object.prototype))
-
 function checkNotObjectMember (collection: string, what: string, name: string): void {
-  if (OBJECT_MEMBERS.has(name)) fail(collection, `${what} "${name}" is a name every JavaScript object already has (Object.prototype.${name}), which would read as present where it is left out: name it otherwise`)
+  if (isObjectMemberName(name)) fail(collection, `${what} "${name}" is a name every JavaScript object already has (Object.prototype.${name}), which would read as present where it is left out: name it otherwise`)
 }
 /** Names the engine itself puts on every representation. */
 export const RESERVED_FIELDS = ['id', 'links', 'createdAt', 'updatedAt', 'version'] as const

@@ -59,8 +59,26 @@ const refers = (schema: TSchema): boolean => schema.$id !== undefined || schema.
 /** An intersection of objects (Type.Intersect): it cannot be closed against undeclared members, since each object would refuse the others'. */
 const intersectsObjects = (schema: TSchema): boolean => Array.isArray(schema.allOf) && (schema.allOf as TSchema[]).some(branch => branch.type === 'object')
 
-/** What is wrong with a field's own schema, if anything: a type JSON cannot carry, a readOnly mark, a null it takes, a reference, or an intersection of objects. */
+const OBJECT_MEMBERS = new Set(Object.getOwnPropertyNames(Object.prototype))
+
+/**
+ * Whether every JavaScript object already answers to the name (`constructor`,
+ * `toString`, `valueOf`…). A field or member so named read as present when
+ * left out: Ajv found the inherited function (`/constructor must be string,
+ * not function`) and `fields=toString` showed its source text.
+ */
+export const isObjectMemberName = (name: string): boolean => OBJECT_MEMBERS.has(name)
+
+/** A member of the object the schema describes that bears such a name. */
+const memberNamedLikeObjects = (schema: TSchema): string | undefined => Object.keys((schema.properties ?? {}) as object).find(isObjectMemberName)
+
+/** What is wrong with a field's own schema, if anything: a type JSON cannot carry, a readOnly mark, a null it takes, a reference, an intersection of objects, or a member named like every object's own. */
 export function fieldSchemaFault (field: string, schema: TSchema): string | undefined {
+  const holder = memberNamedLikeObjects(schema) === undefined ? findInside(schema, inner => memberNamedLikeObjects(inner) !== undefined) : schema
+  const member = holder === undefined ? undefined : memberNamedLikeObjects(holder)
+  if (member !== undefined) {
+    return `field "${field}" has a member "${member}", a name every JavaScript object already has (Object.prototype.${member}), which would read as present where it is left out: name it otherwise`
+  }
   if (foundIn(schema, refers)) {
     return `field "${field}" refers to a schema by $id or $ref (Type.Recursive, Type.Ref), which cannot be placed in the schemas derived from the definition: write the field's schema out in full, to the depth it takes`
   }

@@ -193,6 +193,8 @@ t.test('no name a JavaScript object already answers to: it would read as present
     t.throws(() => defineResource({ collection: 'things', fields: Type.Object({ ...named, [field]: Type.Optional(Type.String()) }) }),
       new RegExp(`field "${field}" is a name every JavaScript object already has \\(Object.prototype.${field}\\)`))
   }
+  t.throws(() => defineResource({ collection: 'things', fields: Type.Object({ ...named, meta: Type.Optional(Type.Array(Type.Object({ toString: Type.Optional(Type.String()) }))) }) }),
+    /field "meta" has a member "toString", a name every JavaScript object already has/, 'inside an object field too: {meta: [{}]} was a 400')
   t.throws(() => defineResource({ collection: 'things', fields: Type.Object(named), owner: 'valueOf' }), /owner field "valueOf" is a name every JavaScript object already has/)
   t.throws(() => defineResource({ collection: 'things', fields: Type.Object(named), filters: { toString: [where('name', 'eq', 'x')] } }), /filter name "toString" is a name every JavaScript object already has/)
   t.throws(() => defineResource({ collection: 'things', fields: Type.Object(named), relations: { constructor: hasMany('others', { foreignKey: 'thingId' }) } }), /relation name "constructor" is a name every JavaScript object already has/)
