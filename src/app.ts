@@ -46,6 +46,7 @@ import { representationSchema, resourceSchemas } from './resources/derive.js'
 import { buildModel, type Model } from './resources/model.js'
 import { cursorCodec } from './resources/cursor.js'
 import { resourcePrefix, resourceRoutes } from './resources/routes.js'
+import { checkFieldSchemasCompile, vendorKeywords } from './resources/schema-compile-checks.js'
 import { openStore } from './store/open.js'
 import type { Store } from './store/store.js'
 import { webhookDispatcher } from './webhooks/dispatcher.js'
@@ -67,10 +68,12 @@ const ENGINE_SCHEMAS = [...adminSchemas, ...tokenSchemas, ...webhookSchemas]
 
 /**
  * Every schema the app registers: each resource's and the engine's. Refuses
- * (DefinitionError) a resource whose schema name another already has, so
- * call it before the store opens: `resourcery migrate` does too.
+ * (DefinitionError) a resource whose schema name another already has, or a
+ * field the validator cannot compile, so call it before the store opens:
+ * `resourcery migrate` does too.
  */
 export function appSchemas (model: Model): TSchema[] {
+  checkFieldSchemasCompile(model, vendorKeywords(model))
   return [...resourceSchemas(model, [Problem, ...ENGINE_SCHEMAS]), ...ENGINE_SCHEMAS]
 }
 
@@ -102,7 +105,7 @@ export async function buildApp ({ config, definitions, store: givenStore, logStr
     clientErrorHandler: clientErrorHandler(securityHeaders),
     frameworkErrors: routingErrorHandler(securityHeaders),
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PATH_PARAMETER_LENGTH },
-    schemaController: { compilersFactory: { buildValidator: buildValidator(), buildSerializer: buildSerializer() } }
+    schemaController: { compilersFactory: { buildValidator: buildValidator(vendorKeywords(model)), buildSerializer: buildSerializer() } }
   } as FastifyServerOptions) as unknown as FastifyInstance
   app.server.maxConnections = config.maxConnections
   continueWhenBodyIsRead(app.server)

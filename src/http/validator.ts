@@ -166,7 +166,7 @@ interface RoutePart {
 }
 
 type ExternalSchemas = Record<string, unknown>
-type PoolOptions = { customOptions?: Record<string, unknown> } | undefined
+type PoolOptions = { customOptions?: Record<string, unknown>, onCreate?: (ajv: ConfigurableAjv) => void } | undefined
 
 type ConfigurableAjv = Parameters<typeof decimalMultipleOf>[0] & { addFormat: (name: string, format: { type: 'string', validate: (text: string) => boolean }) => unknown }
 
@@ -187,10 +187,24 @@ type BuildValidator = NonNullable<NonNullable<NonNullable<FastifyServerOptions['
 /** Validators compiled once per distinct part and schema (compiled-once.ts): many routes share a body, params or headers schema. */
 const shared = compiledOnce<Validate>()
 
-export function buildValidator (): BuildValidator {
+/**
+ * Ajv in strict mode refuses keywords it does not know, which catches typos
+ * (`minlength`); the annotations other tools read are known to it too:
+ * OpenAPI's `example` and the definitions' own vendor extensions (`x-order`),
+ * which the document carries. `keywords`: those the definitions use.
+ */
+const ajvOptionsWith = (keywords: readonly string[]): Record<string, unknown> => ({ ...AJV_OPTIONS, keywords: ['example', ...keywords] })
+
+/** Compiles one schema as request bodies are compiled (for checks made at load), throwing Ajv's error for one it refuses. */
+export function compileLikeBodies (keywords: readonly string[]): (schema: unknown) => void {
+  const compile = (AjvCompiler() as unknown as CompilerPool)({}, { customOptions: ajvOptionsWith(keywords), onCreate: configureAjv } as PoolOptions)
+  return schema => { compile({ schema, method: 'POST', url: '/', httpPart: 'body' }) }
+}
+
+export function buildValidator (keywords: readonly string[] = []): BuildValidator {
   const pool = AjvCompiler() as unknown as CompilerPool
   const build = function buildStrictValidator (externalSchemas: ExternalSchemas, options: PoolOptions) {
-    const ajvOptions = { ...options, customOptions: { ...options?.customOptions, ...AJV_OPTIONS }, onCreate: configureAjv }
+    const ajvOptions = { ...options, customOptions: { ...options?.customOptions, ...ajvOptionsWith(keywords) }, onCreate: configureAjv }
     const compile = pool(externalSchemas, ajvOptions)
     const once = shared(externalSchemas, ajvOptions)
     return function compileRoutePart (route: RoutePart): Validate {

@@ -26,3 +26,8 @@ export function findInside (schema: TSchema, test: (inner: TSchema) => boolean):
   }
   return undefined
 }
+
+/** `schema` and every schema inside it, at any depth. */
+export function schemasWithin (schema: TSchema): TSchema[] {
+  return [schema, ...innerSchemas(schema).flatMap(schemasWithin)]
+}

@@ -199,3 +199,17 @@ t.test('no name a JavaScript object already answers to: it would read as present
   t.throws(() => defineResource({ collection: 'things', fields: Type.Object(named), filters: { toString: [where('name', 'eq', 'x')] } }), /filter name "toString" is a name every JavaScript object already has/)
   t.throws(() => defineResource({ collection: 'things', fields: Type.Object(named), relations: { constructor: hasMany('others', { foreignKey: 'thingId' }) } }), /relation name "constructor" is a name every JavaScript object already has/)
 })
+
+t.test('a field the validator cannot compile is refused naming it; annotations for other tools are kept', async t => {
+  const things = (options: Record<string, unknown>) => [defineResource({ collection: 'things', fields: Type.Object({ ...named, code: Type.Optional(Type.String(options)) }) })]
+  // Each stopped the start in Fastify's words, naming a route (for the pattern, GET /health) but neither resource nor field.
+  await t.rejects(buildTestApp(t, { definitions: things({ minlength: 2 }) }), /resource "things": field "code" uses the keyword "minlength", which JSON Schema does not have \(a typo\? an annotation for other tools is named x-…\)/)
+  await t.rejects(buildTestApp(t, { definitions: things({ format: 'phone' }) }), /resource "things": field "code" uses the format "phone", which the validator does not know/)
+  await t.rejects(buildTestApp(t, { definitions: things({ pattern: '([' }) }), /resource "things": field "code" is not a schema the validator can compile: Invalid regular expression/)
+
+  // Vendor extensions and OpenAPI's `example` were refused by Ajv's strict mode too.
+  const app = await buildTestApp(t, { definitions: things({ 'x-order': 2, example: 'AB-1', pattern: '^[A-Z]+-[0-9]+$' }) })
+  t.equal((await app.inject({ method: 'POST', url: '/v1/things', payload: { name: 'a', code: 'AB-1' } })).statusCode, 201)
+  t.equal((await app.inject({ method: 'POST', url: '/v1/things', payload: { name: 'a', code: 'ab' } })).statusCode, 400, 'the pattern still applies')
+  t.match(body(await app.inject({ method: 'GET', url: '/openapi.json' })).components.schemas.Thing.properties.code, { 'x-order': 2, example: 'AB-1' }, 'and the document carries them')
+})
