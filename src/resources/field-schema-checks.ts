@@ -9,7 +9,7 @@ import type { TObject, TSchema } from '@sinclair/typebox'
 import { ValueErrorType } from '@sinclair/typebox/errors'
 import { Value } from '@sinclair/typebox/value'
 import { isDecimalMultiple } from '../http/decimal-multiple.js'
-import { findInside } from './schema-walk.js'
+import { findWithin } from './schema-walk.js'
 
 const MULTIPLE_OF_ERRORS = new Set([ValueErrorType.NumberMultipleOf, ValueErrorType.IntegerMultipleOf])
 
@@ -33,6 +33,9 @@ function allowsNull (schema: TSchema): boolean {
   }
 }
 
+/** Whether `test` holds for the field's schema or one inside it. */
+const foundIn = (schema: TSchema, test: (inner: TSchema) => boolean): boolean => findWithin(schema, test) !== undefined
+
 const JSON_TYPES = new Set(['string', 'number', 'integer', 'boolean', 'object', 'array', 'null'])
 const isJsonType = (type: unknown): boolean => type === undefined || [type].flat().every(name => JSON_TYPES.has(name as string))
 
@@ -43,15 +46,12 @@ const isJsonType = (type: unknown): boolean => type === undefined || [type].flat
  * validator of the document knows.
  */
 function nonJsonType (schema: TSchema): string | undefined {
-  const found = isJsonType(schema.type) ? findInside(schema, inner => !isJsonType(inner.type)) : schema
+  const found = findWithin(schema, inner => !isJsonType(inner.type))
   return found === undefined ? undefined : String(found.type)
 }
 
 /** Whether a field marks itself, or a value inside it, `readOnly`: nothing but a client writes a field, so the mark would only mislead the document's readers. */
-const marksReadOnly = (schema: TSchema): boolean => schema.readOnly === true || findInside(schema, inner => inner.readOnly === true) !== undefined
-
-/** The field's schema, or one inside it, that holds for `test`. */
-const foundIn = (schema: TSchema, test: (inner: TSchema) => boolean): boolean => test(schema) || findInside(schema, test) !== undefined
+const marksReadOnly = (schema: TSchema): boolean => foundIn(schema, inner => inner.readOnly === true)
 
 /** A schema named or pointed to (`$id`, `$ref`: Type.Recursive, Type.Ref): each field is written into several of the app's schemas, where one `$id` would be declared again and again. */
 const refers = (schema: TSchema): boolean => schema.$id !== undefined || schema.$ref !== undefined
@@ -72,13 +72,31 @@ export const isObjectMemberName = (name: string): boolean => OBJECT_MEMBERS.has(
 /** A member of the object the schema describes that bears such a name. */
 const memberNamedLikeObjects = (schema: TSchema): string | undefined => Object.keys((schema.properties ?? {}) as object).find(isObjectMemberName)
 
+/** Lower and upper bounds that no value can satisfy both of: a field so bounded would refuse every value sent. */
+const BOUND_PAIRS = [['minLength', 'maxLength'], ['minItems', 'maxItems'], ['minProperties', 'maxProperties'], ['minimum', 'maximum']] as const
+
+function contradictoryBounds (schema: TSchema): string | undefined {
+  for (const [low, high] of BOUND_PAIRS) {
+    if (typeof schema[low] === 'number' && typeof schema[high] === 'number' && schema[low] > schema[high]) return `${low} ${String(schema[low])} > ${high} ${String(schema[high])}`
+  }
+  const { minimum, maximum, exclusiveMinimum, exclusiveMaximum } = schema as Record<string, unknown>
+  const floor = [minimum, exclusiveMinimum].filter((bound): bound is number => typeof bound === 'number')
+  const ceiling = [maximum, exclusiveMaximum].filter((bound): bound is number => typeof bound === 'number')
+  const exclusive = typeof exclusiveMinimum === 'number' || typeof exclusiveMaximum === 'number'
+  if (exclusive && floor.length > 0 && ceiling.length > 0 && Math.max(...floor) >= Math.min(...ceiling)) return 'its bounds leave no number between them'
+  if (Array.isArray(schema.enum) && schema.enum.length === 0) return 'an empty enum'
+  return undefined
+}
+
 /** What is wrong with a field's own schema, if anything: a type JSON cannot carry, a readOnly mark, a null it takes, a reference, an intersection of objects, or a member named like every object's own. */
 export function fieldSchemaFault (field: string, schema: TSchema): string | undefined {
-  const holder = memberNamedLikeObjects(schema) === undefined ? findInside(schema, inner => memberNamedLikeObjects(inner) !== undefined) : schema
+  const holder = findWithin(schema, inner => memberNamedLikeObjects(inner) !== undefined)
   const member = holder === undefined ? undefined : memberNamedLikeObjects(holder)
   if (member !== undefined) {
     return `field "${field}" has a member "${member}", a name every JavaScript object already has (Object.prototype.${member}), which would read as present where it is left out: name it otherwise`
   }
+  const bounded = findWithin(schema, inner => contradictoryBounds(inner) !== undefined)
+  if (bounded !== undefined) return `field "${field}" can hold no value (${contradictoryBounds(bounded)!}), so every value sent for it would be refused`
   if (foundIn(schema, refers)) {
     return `field "${field}" refers to a schema by $id or $ref (Type.Recursive, Type.Ref), which cannot be placed in the schemas derived from the definition: write the field's schema out in full, to the depth it takes`
   }

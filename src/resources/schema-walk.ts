@@ -27,6 +27,11 @@ export function findInside (schema: TSchema, test: (inner: TSchema) => boolean):
   return undefined
 }
 
+/** `schema` itself when `test` holds for it, else the first schema inside it that `test` holds for. */
+export function findWithin (schema: TSchema, test: (inner: TSchema) => boolean): TSchema | undefined {
+  return test(schema) ? schema : findInside(schema, test)
+}
+
 /** `schema` and every schema inside it, at any depth. */
 export function schemasWithin (schema: TSchema): TSchema[] {
   return [schema, ...innerSchemas(schema).flatMap(schemasWithin)]

@@ -213,3 +213,16 @@ t.test('a field the validator cannot compile is refused naming it; annotations f
   t.equal((await app.inject({ method: 'POST', url: '/v1/things', payload: { name: 'a', code: 'ab' } })).statusCode, 400, 'the pattern still applies')
   t.match(body(await app.inject({ method: 'GET', url: '/openapi.json' })).components.schemas.Thing.properties.code, { 'x-order': 2, example: 'AB-1' }, 'and the document carries them')
 })
+
+t.test('bounds no value can meet are refused: every value sent would be', async t => {
+  for (const [label, schema, reason] of [
+    ['lengths', Type.String({ minLength: 5, maxLength: 2 }), 'minLength 5 > maxLength 2'],
+    ['numbers', Type.Number({ minimum: 10, maximum: 1 }), 'minimum 10 > maximum 1'],
+    ['an open interval', Type.Number({ exclusiveMinimum: 1, maximum: 1 }), 'its bounds leave no number between them'],
+    ['items inside an object', Type.Object({ tags: Type.Array(Type.String(), { minItems: 3, maxItems: 1 }) }), 'minItems 3 > maxItems 1']
+  ] as const) {
+    t.throws(() => defineResource({ collection: 'things', fields: Type.Object({ ...named, code: Type.Optional(schema) }) }),
+      new RegExp(`field "code" can hold no value \\(${reason}\\), so every value sent for it would be refused`), label)
+  }
+  t.doesNotThrow(() => defineResource({ collection: 'things', fields: Type.Object({ ...named, code: Type.String({ minLength: 2, maxLength: 2 }), n: Type.Number({ minimum: 1, maximum: 1 }) }) }), 'one value is enough')
+})
