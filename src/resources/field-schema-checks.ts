@@ -9,6 +9,7 @@ import type { TObject, TSchema } from '@sinclair/typebox'
 import { ValueErrorType } from '@sinclair/typebox/errors'
 import { Value } from '@sinclair/typebox/value'
 import { isDecimalMultiple } from '../http/decimal-multiple.js'
+import { closeObjects } from './normalize-schema.js'
 import { findWithin } from './schema-walk.js'
 
 const MULTIPLE_OF_ERRORS = new Set([ValueErrorType.NumberMultipleOf, ValueErrorType.IntegerMultipleOf])
@@ -131,18 +132,19 @@ function faultsOf (schema: TSchema, value: unknown): string[] {
 }
 
 /**
- * The fields whose default their own schema refuses, each with the faults.
+ * The fields whose default their own schema refuses (its objects closed, as
+ * requests find them: normalize-schema.ts), each with the faults.
  * Such a default would answer every create that leaves the field out with a
  * 400 about a value the client never sent.
  */
 export function defaultFaults (fields: TObject): Array<[string, string[]]> {
   return Object.entries(fields.properties)
     .filter(([, schema]) => 'default' in schema)
-    .map(([name, schema]): [string, string[]] => [name, faultsOf(schema, schema.default)])
+    .map(([name, schema]): [string, string[]] => [name, faultsOf(closeObjects(schema), schema.default)])
     .filter(([, faults]) => faults.length > 0)
 }
 
 /** What is wrong with an example as a create body (defaults filled in): the documentation would show clients a body that fails. */
 export function exampleFaults (fields: TObject, example: unknown): string[] {
-  return faultsOf(fields, Value.Default(fields, structuredClone(example)))
+  return faultsOf(closeObjects(fields), Value.Default(fields, structuredClone(example)))
 }

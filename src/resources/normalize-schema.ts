@@ -4,6 +4,7 @@
  * JSON Schema they mean for a field, at any depth.
  */
 import type { TSchema } from '@sinclair/typebox'
+import { mapSchema } from './schema-walk.js'
 
 /** The one JSON type of a closed set of literals, when they share one: strings, or numbers (integers when all are). */
 function literalsType (options: readonly TSchema[]): 'string' | 'integer' | 'number' | undefined {
@@ -13,44 +14,48 @@ function literalsType (options: readonly TSchema[]): 'string' | 'integer' | 'num
   return values.every(value => Number.isSafeInteger(value)) ? 'integer' : 'number'
 }
 
-const normalizeAll = (schemas: Record<string, TSchema>): Record<string, TSchema> =>
-  Object.fromEntries(Object.entries(schemas).map(([name, schema]) => [name, normalizeSchema(schema)]))
-
 /**
- * - A closed set of strings or numbers, which TypeBox spells as a union of
- *   literals (`anyOf` of `const`s; `Type.Enum` of a TypeScript enum too),
- *   becomes one `enum`: clearer validation messages, cleaner OpenAPI
- *   (generated clients see one union of strings or numbers), and a column of
- *   its type, which can be filtered and sorted, rather than JSON text.
- * - An object with declared members is closed (`additionalProperties: false`)
- *   unless it says otherwise: TypeBox leaves `Type.Object` open, so a member
- *   the definition never declared was stored and then left out of every
- *   representation, a value silently dropped. It is a 400 instead, as at the
- *   top level.
- * - An integer without bounds of its own keeps to the safe range: JSON numbers
- *   beyond 2^53 reach JavaScript rounded (9007199254740993 → …992), so such a
- *   number would be stored changed.
+ * A closed set of strings or numbers, which TypeBox spells as a union of
+ * literals (`anyOf` of `const`s; `Type.Enum` of a TypeScript enum too), as one
+ * `enum`: clearer validation messages, cleaner OpenAPI (generated clients see
+ * one union of strings or numbers), and a column of its type, which can be
+ * filtered and sorted, rather than JSON text.
  */
-export function normalizeSchema (schema: TSchema): TSchema {
+function literalsAsEnum (schema: TSchema): TSchema {
   const options = schema.anyOf as TSchema[] | undefined
   const type = Array.isArray(options) && options.length > 0 ? literalsType(options) : undefined
-  if (type !== undefined) {
-    const { anyOf: _anyOf, ...rest } = schema
-    return { ...rest, type, enum: options!.map(option => option.const as string | number) } as TSchema
-  }
-  const result: TSchema = { ...schema }
-  if (schema.type === 'integer') {
-    if (schema.minimum === undefined && schema.exclusiveMinimum === undefined) result.minimum = Number.MIN_SAFE_INTEGER
-    if (schema.maximum === undefined && schema.exclusiveMaximum === undefined) result.maximum = Number.MAX_SAFE_INTEGER
-  }
-  if (schema.properties !== undefined) {
-    result.properties = normalizeAll(schema.properties as Record<string, TSchema>)
-    if (schema.additionalProperties === undefined) result.additionalProperties = false
-  }
-  if (schema.patternProperties !== undefined) result.patternProperties = normalizeAll(schema.patternProperties as Record<string, TSchema>)
-  if (typeof schema.additionalProperties === 'object') result.additionalProperties = normalizeSchema(schema.additionalProperties as TSchema)
-  // One schema for every item, or one per position (a tuple).
-  if (schema.items !== undefined) result.items = Array.isArray(schema.items) ? (schema.items as TSchema[]).map(normalizeSchema) : normalizeSchema(schema.items as TSchema)
-  if (Array.isArray(options)) result.anyOf = options.map(normalizeSchema)
-  return result
+  if (type === undefined) return schema
+  const { anyOf: _anyOf, ...rest } = schema
+  return { ...rest, type, enum: options!.map(option => option.const as string | number) } as TSchema
 }
+
+/**
+ * An object with declared members, closed (`additionalProperties: false`)
+ * unless it says otherwise: TypeBox leaves `Type.Object` open, so a member the
+ * definition never declared was stored and then left out of every
+ * representation, a value silently dropped. It is a 400 instead, as at the
+ * top level.
+ */
+function closed (schema: TSchema): TSchema {
+  return schema.properties !== undefined && schema.additionalProperties === undefined ? { ...schema, additionalProperties: false } : schema
+}
+
+/**
+ * An integer without bounds of its own, kept to the safe range: JSON numbers
+ * beyond 2^53 reach JavaScript rounded (9007199254740993 → …992), so such a
+ * number would be stored changed.
+ */
+function safeInteger (schema: TSchema): TSchema {
+  // A set of integers is bounded by its members.
+  if (schema.type !== 'integer' || schema.enum !== undefined) return schema
+  return {
+    ...schema,
+    ...(schema.minimum === undefined && schema.exclusiveMinimum === undefined ? { minimum: Number.MIN_SAFE_INTEGER } : {}),
+    ...(schema.maximum === undefined && schema.exclusiveMaximum === undefined ? { maximum: Number.MAX_SAFE_INTEGER } : {})
+  }
+}
+
+/** Objects closed, at any depth, and nothing else changed: what the definition's defaults and example are checked against (field-schema-checks.ts). */
+export const closeObjects = (schema: TSchema): TSchema => mapSchema(schema, closed)
+
+export const normalizeSchema = (schema: TSchema): TSchema => mapSchema(schema, inner => safeInteger(closed(literalsAsEnum(inner))))

@@ -36,3 +36,24 @@ export function findWithin (schema: TSchema, test: (inner: TSchema) => boolean):
 export function schemasWithin (schema: TSchema): TSchema[] {
   return [schema, ...innerSchemas(schema).flatMap(schemasWithin)]
 }
+
+const mapMembers = (members: Record<string, TSchema>, transform: (schema: TSchema) => TSchema): Record<string, TSchema> =>
+  Object.fromEntries(Object.entries(members).map(([name, member]) => [name, mapSchema(member, transform)]))
+
+/**
+ * `schema` rebuilt with `transform` applied to every schema inside it
+ * (members, items, variants), innermost first, and then to itself. TypeBox's
+ * marks (symbol keys) are kept.
+ */
+export function mapSchema (schema: TSchema, transform: (schema: TSchema) => TSchema): TSchema {
+  const result: TSchema = { ...schema }
+  if (schema.properties !== undefined) result.properties = mapMembers(schema.properties as Record<string, TSchema>, transform)
+  if (schema.patternProperties !== undefined) result.patternProperties = mapMembers(schema.patternProperties as Record<string, TSchema>, transform)
+  if (typeof schema.additionalProperties === 'object') result.additionalProperties = mapSchema(schema.additionalProperties as TSchema, transform)
+  // One schema for every item, or one per position (a tuple).
+  if (schema.items !== undefined) result.items = Array.isArray(schema.items) ? (schema.items as TSchema[]).map(item => mapSchema(item, transform)) : mapSchema(schema.items as TSchema, transform)
+  for (const keyword of ['prefixItems', 'anyOf', 'oneOf', 'allOf']) {
+    if (Array.isArray(schema[keyword])) result[keyword] = (schema[keyword] as TSchema[]).map(variant => mapSchema(variant, transform))
+  }
+  return transform(result)
+}

@@ -41,6 +41,12 @@ t.test('a definition is checked on its own', async t => {
     /the default of field "size" is refused by its own schema: Expected integer to be greater or equal to 1/)
   t.throws(() => defineResource({ collection: 'things', fields: Type.Object({ ...named, size: Type.Optional(Type.Integer()) }), example: { name: 'x', size: 'big' as unknown as number } }),
     /the example is not a valid create body: \/size: Expected integer/)
+  // Objects are closed as requests find them: the document would have shown a body that is a 400.
+  const boxed = Type.Object({ ...named, box: Type.Optional(Type.Object({ lid: Type.String() })) })
+  t.throws(() => defineResource({ collection: 'things', fields: boxed, example: { name: 'x', colour: 'red' } as never }), /the example is not a valid create body: \/colour: Unexpected property/)
+  t.throws(() => defineResource({ collection: 'things', fields: boxed, example: { name: 'x', box: { lid: 'tin', hinge: 1 } } as never }), /the example is not a valid create body: \/box\/hinge: Unexpected property/)
+  t.throws(() => defineResource({ collection: 'things', fields: Type.Object({ ...named, box: Type.Object({ lid: Type.String() }, { default: { lid: 'tin', hinge: 1 } }) }) }),
+    /the default of field "box" is refused by its own schema: \/hinge: Unexpected property/)
   t.doesNotThrow(() => defineResource({
     collection: 'things',
     fields: Type.Object({ ...named, size: Type.Integer({ default: 1 }), at: Type.Optional(Type.String({ format: 'date-time' })) }),
