@@ -46,7 +46,7 @@ import { representationSchema, resourceSchemas } from './resources/derive.js'
 import { buildModel, type Model } from './resources/model.js'
 import { cursorCodec } from './resources/cursor.js'
 import { resourcePrefix, resourceRoutes } from './resources/routes.js'
-import { checkFieldSchemasCompile, vendorKeywords } from './resources/schema-compile-checks.js'
+import { checkWithValidator, vendorKeywords } from './resources/validator-checks.js'
 import { openStore } from './store/open.js'
 import type { Store } from './store/store.js'
 import { webhookDispatcher } from './webhooks/dispatcher.js'
@@ -69,11 +69,12 @@ const ENGINE_SCHEMAS = [...adminSchemas, ...tokenSchemas, ...webhookSchemas]
 /**
  * Every schema the app registers: each resource's and the engine's. Refuses
  * (DefinitionError) a resource whose schema name another already has, or a
- * field the validator cannot compile, so call it before the store opens:
+ * field, default or example the validator refuses (validator-checks.ts), so
+ * call it before the store opens:
  * `resourcery migrate` does too.
  */
 export function appSchemas (model: Model): TSchema[] {
-  checkFieldSchemasCompile(model, vendorKeywords(model))
+  checkWithValidator(model, vendorKeywords(model))
   return [...resourceSchemas(model, [Problem, ...ENGINE_SCHEMAS]), ...ENGINE_SCHEMAS]
 }
 

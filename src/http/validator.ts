@@ -195,10 +195,10 @@ const shared = compiledOnce<Validate>()
  */
 const ajvOptionsWith = (keywords: readonly string[]): Record<string, unknown> => ({ ...AJV_OPTIONS, keywords: ['example', ...keywords] })
 
-/** Compiles one schema as request bodies are compiled (for checks made at load), throwing Ajv's error for one it refuses. */
-export function compileLikeBodies (keywords: readonly string[]): (schema: unknown) => void {
+/** Compiles schemas as request bodies are compiled (for checks made at load); one Ajv refuses throws Ajv's error. */
+export function compileLikeBodies (keywords: readonly string[]): (schema: unknown) => (data: unknown) => boolean {
   const compile = (AjvCompiler() as unknown as CompilerPool)({}, { customOptions: ajvOptionsWith(keywords), onCreate: configureAjv } as PoolOptions)
-  return schema => { compile({ schema, method: 'POST', url: '/', httpPart: 'body' }) }
+  return schema => compile({ schema, method: 'POST', url: '/', httpPart: 'body' }) as (data: unknown) => boolean
 }
 
 export function buildValidator (keywords: readonly string[] = []): BuildValidator {

@@ -6,7 +6,7 @@
  */
 import type { Static, TObject, TProperties, TSchema } from '@sinclair/typebox'
 import { deprecationFault } from './deprecation-checks.js'
-import { defaultFaults, exampleFaults, fieldSchemaFault, isObjectMemberName } from './field-schema-checks.js'
+import { fieldSchemaFault, isObjectMemberName } from './field-schema-checks.js'
 import { writeOnlyFaults } from './write-only-checks.js'
 
 export type OnDelete = 'restrict' | 'cascade'
@@ -184,9 +184,6 @@ export function defineResource<P extends NamedProperties> (options: ResourceOpti
     const fault = fieldSchemaFault(field, properties[field]!)
     if (fault !== undefined) fail(collection, fault)
   }
-  for (const [field, faults] of defaultFaults(options.fields as TObject)) fail(collection, `the default of field "${field}" is refused by its own schema: ${faults.join('; ')}`)
-  const faults = options.example === undefined ? [] : exampleFaults(options.fields as TObject, options.example)
-  if (faults.length > 0) fail(collection, `the example is not a valid create body: ${faults.join('; ')}`)
   const unique = [...(options.unique ?? [])]
   const filterable = [...(options.filterable ?? [])]
   const sortable = [...(options.sortable ?? [])]

@@ -1,18 +1,15 @@
 /**
- * Checks of a definition's field schemas: whether a field declares a type
- * JSON cannot carry, marks itself readOnly, or takes null as its own value,
- * and whether its default and the definition's example satisfy the schemas
- * they belong to. Mistakes of the definition, refused when it loads
- * (define.ts), not met by clients as 400s or 500s.
+ * Checks of a definition's field schemas on their own: whether a field
+ * declares a type JSON cannot carry, marks itself readOnly, takes null as its
+ * own value, refers to other schemas, intersects objects, names a member like
+ * every object's own, or bounds itself so that no value fits. Mistakes of the
+ * definition, refused when it loads (define.ts), not met by clients as 400s or
+ * 500s. Defaults and the example are checked by the validator itself
+ * (validator-checks.ts).
  */
-import type { TObject, TSchema } from '@sinclair/typebox'
-import { ValueErrorType } from '@sinclair/typebox/errors'
+import type { TSchema } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
-import { isDecimalMultiple } from '../http/decimal-multiple.js'
-import { closeObjects } from './normalize-schema.js'
 import { findWithin } from './schema-walk.js'
-
-const MULTIPLE_OF_ERRORS = new Set([ValueErrorType.NumberMultipleOf, ValueErrorType.IntegerMultipleOf])
 
 /**
  * Whether a field's own value may be null. A column holds a value or nothing,
@@ -115,36 +112,4 @@ export function fieldSchemaFault (field: string, schema: TSchema): string | unde
     return `field "${field}" allows null, but a record without a value simply lacks the field (and a merge patch's null removes it): declare it Type.Optional(…) of the types it takes, without null (Type.Unknown and Type.Any take null too)`
   }
   return undefined
-}
-
-/** What TypeBox finds wrong with `value` against `schema`, formats aside: those are the app's Ajv formats, which TypeBox does not know. */
-function faultsOf (schema: TSchema, value: unknown): string[] {
-  try {
-    return [...Value.Errors(schema, value)]
-      .filter(error => error.type !== ValueErrorType.StringFormat && error.type !== ValueErrorType.StringFormatUnknown)
-      // TypeBox tests multipleOf in binary floating point, where 0.3 is no multiple of 0.1; requests are checked in decimal.
-      .filter(error => !(MULTIPLE_OF_ERRORS.has(error.type) && isDecimalMultiple(error.value as number, error.schema.multipleOf as number)))
-      .map(error => error.path === '' ? error.message : `${error.path}: ${error.message}`)
-  } catch {
-    // A kind TypeBox cannot check (Type.Unsafe): left to the requests' own validation.
-    return []
-  }
-}
-
-/**
- * The fields whose default their own schema refuses (its objects closed, as
- * requests find them: normalize-schema.ts), each with the faults.
- * Such a default would answer every create that leaves the field out with a
- * 400 about a value the client never sent.
- */
-export function defaultFaults (fields: TObject): Array<[string, string[]]> {
-  return Object.entries(fields.properties)
-    .filter(([, schema]) => 'default' in schema)
-    .map(([name, schema]): [string, string[]] => [name, faultsOf(closeObjects(schema), schema.default)])
-    .filter(([, faults]) => faults.length > 0)
-}
-
-/** What is wrong with an example as a create body (defaults filled in): the documentation would show clients a body that fails. */
-export function exampleFaults (fields: TObject, example: unknown): string[] {
-  return faultsOf(closeObjects(fields), Value.Default(fields, structuredClone(example)))
 }

@@ -55,7 +55,4 @@ function safeInteger (schema: TSchema): TSchema {
   }
 }
 
-/** Objects closed, at any depth, and nothing else changed: what the definition's defaults and example are checked against (field-schema-checks.ts). */
-export const closeObjects = (schema: TSchema): TSchema => mapSchema(schema, closed)
-
 export const normalizeSchema = (schema: TSchema): TSchema => mapSchema(schema, inner => safeInteger(closed(literalsAsEnum(inner))))
