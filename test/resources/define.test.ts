@@ -1,6 +1,6 @@
 import { Type, type TObject } from '@sinclair/typebox'
 import t from 'tap'
-import { belongsTo, defineResource, DefinitionError, hasMany, LIST_PARAMETERS, where, type NamedFilter } from '../../src/resources/define.js'
+import { belongsTo, defineResource, DefinitionError, ENGINE_COLLECTIONS, hasMany, LIST_PARAMETERS, where, type NamedFilter } from '../../src/resources/define.js'
 import { buildModel } from '../../src/resources/model.js'
 import { body, buildTestApp } from '../helper.js'
 
@@ -133,6 +133,9 @@ t.test('a filterable field may not take a list parameter\'s name', async t => {
 })
 
 t.test('a collection or schema name the engine or another resource already has is refused, saying which', async t => {
+  // The list of the engine's own collections is the engine's own /v1 paths, no more and no fewer.
+  const paths = Object.keys(body(await (await buildTestApp(t, { definitions: [] })).inject({ method: 'GET', url: '/openapi.json' })).paths as object)
+  t.same([...new Set(paths.filter(path => path.startsWith('/v1/')).map(path => path.split('/')[2]))].sort(), [...ENGINE_COLLECTIONS].sort(), 'ENGINE_COLLECTIONS names every path the engine serves under /v1')
   for (const collection of ['api-keys', 'clients', 'webhooks', 'auth']) {
     t.throws(() => defineResource({ collection, fields: Type.Object(named) }), new RegExp(`/v1/${collection} is the engine's own; name the collection otherwise`))
   }
