@@ -94,7 +94,7 @@ async function negotiation (app: FastifyInstance): Promise<void> {
       done(null, payload)
       return
     }
-    done(new NotAcceptable('this service produces application/json and application/problem+json (charset=utf-8); the Accept header allows neither'))
+    done(new NotAcceptable('this service produces application/json and application/problem+json; the Accept header allows neither'))
   })
 }
 
