@@ -38,15 +38,12 @@ const JSON_TYPES = new Set(['string', 'number', 'integer', 'boolean', 'object', 
 const isJsonType = (type: unknown): boolean => type === undefined || [type].flat().every(name => JSON_TYPES.has(name as string))
 
 /**
- * The type of a value JSON cannot carry that a field's schema declares, at
- * any depth: TypeBox's JavaScript types (`Type.Date`, `Type.Uint8Array`,
- * `Type.BigInt`, `Type.Undefined`…), which no request body can hold and no
- * validator of the document knows.
+ * The type of a value JSON cannot carry that a schema declares: TypeBox's
+ * JavaScript types (`Type.Date`, `Type.Uint8Array`, `Type.BigInt`,
+ * `Type.Undefined`…), which no request body can hold and no validator of the
+ * document knows.
  */
-function nonJsonType (schema: TSchema): string | undefined {
-  const found = findWithin(schema, inner => !isJsonType(inner.type))
-  return found === undefined ? undefined : String(found.type)
-}
+const nonJsonType = (schema: TSchema): string | undefined => isJsonType(schema.type) ? undefined : String(schema.type)
 
 /** Whether a field marks itself, or a value inside it, `readOnly`: nothing but a client writes a field, so the mark would only mislead the document's readers. */
 const marksReadOnly = (schema: TSchema): boolean => foundIn(schema, inner => inner.readOnly === true)
@@ -86,30 +83,45 @@ function contradictoryBounds (schema: TSchema): string | undefined {
   return undefined
 }
 
-/** What is wrong with a field's own schema, if anything: a type JSON cannot carry, a readOnly mark, a null it takes, a reference, an intersection of objects, or a member named like every object's own. */
+/** What `describe` says of the first schema within the field (itself, or one inside it) it has something to say of. */
+function firstWithin (schema: TSchema, describe: (inner: TSchema) => string | undefined): string | undefined {
+  const found = findWithin(schema, inner => describe(inner) !== undefined)
+  return found === undefined ? undefined : describe(found)
+}
+
+/** Each check of a field's schema: what is wrong, said of the field, or undefined. */
+const FIELD_CHECKS: ReadonlyArray<(field: string, schema: TSchema) => string | undefined> = [
+  (field, schema) => {
+    const member = firstWithin(schema, memberNamedLikeObjects)
+    return member === undefined ? undefined : `field "${field}" has a member "${member}", a name every JavaScript object already has (Object.prototype.${member}), which would read as present where it is left out: name it otherwise`
+  },
+  (field, schema) => {
+    const bounds = firstWithin(schema, contradictoryBounds)
+    return bounds === undefined ? undefined : `field "${field}" can hold no value (${bounds}), so every value sent for it would be refused`
+  },
+  (field, schema) => foundIn(schema, refers)
+    ? `field "${field}" refers to a schema by $id or $ref (Type.Recursive, Type.Ref), which cannot be placed in the schemas derived from the definition: write the field's schema out in full, to the depth it takes`
+    : undefined,
+  (field, schema) => foundIn(schema, intersectsObjects)
+    ? `field "${field}" is an intersection of objects (Type.Intersect), which cannot refuse members it does not declare, so they would be stored and then left out of every representation: compose the objects with Type.Composite([...]) instead`
+    : undefined,
+  (field, schema) => {
+    const type = firstWithin(schema, nonJsonType)
+    return type === undefined ? undefined : `field "${field}" declares type "${type}", which JSON cannot carry: use JSON's types (Type.String, Type.Number, Type.Integer, Type.Boolean, Type.Object, Type.Array); a date or an instant is Type.String({ format: 'date' }) or Type.String({ format: 'date-time' })`
+  },
+  (field, schema) => marksReadOnly(schema)
+    ? `field "${field}" is marked readOnly, but the fields are what clients write, and nothing else would set it; the engine's read-only fields are id, links, createdAt, updatedAt and the owner`
+    : undefined,
+  (field, schema) => allowsNull(schema)
+    ? `field "${field}" allows null, but a record without a value simply lacks the field (and a merge patch's null removes it): declare it Type.Optional(…) of the types it takes, without null (Type.Unknown and Type.Any take null too)`
+    : undefined
+]
+
+/** What is wrong with a field's own schema, if anything (the first of FIELD_CHECKS to find a fault). */
 export function fieldSchemaFault (field: string, schema: TSchema): string | undefined {
-  const holder = findWithin(schema, inner => memberNamedLikeObjects(inner) !== undefined)
-  const member = holder === undefined ? undefined : memberNamedLikeObjects(holder)
-  if (member !== undefined) {
-    return `field "${field}" has a member "${member}", a name every JavaScript object already has (Object.prototype.${member}), which would read as present where it is left out: name it otherwise`
-  }
-  const bounded = findWithin(schema, inner => contradictoryBounds(inner) !== undefined)
-  if (bounded !== undefined) return `field "${field}" can hold no value (${contradictoryBounds(bounded)!}), so every value sent for it would be refused`
-  if (foundIn(schema, refers)) {
-    return `field "${field}" refers to a schema by $id or $ref (Type.Recursive, Type.Ref), which cannot be placed in the schemas derived from the definition: write the field's schema out in full, to the depth it takes`
-  }
-  if (foundIn(schema, intersectsObjects)) {
-    return `field "${field}" is an intersection of objects (Type.Intersect), which cannot refuse members it does not declare, so they would be stored and then left out of every representation: compose the objects with Type.Composite([...]) instead`
-  }
-  const type = nonJsonType(schema)
-  if (type !== undefined) {
-    return `field "${field}" declares type "${type}", which JSON cannot carry: use JSON's types (Type.String, Type.Number, Type.Integer, Type.Boolean, Type.Object, Type.Array); a date or an instant is Type.String({ format: 'date' }) or Type.String({ format: 'date-time' })`
-  }
-  if (marksReadOnly(schema)) {
-    return `field "${field}" is marked readOnly, but the fields are what clients write, and nothing else would set it; the engine's read-only fields are id, links, createdAt, updatedAt and the owner`
-  }
-  if (allowsNull(schema)) {
-    return `field "${field}" allows null, but a record without a value simply lacks the field (and a merge patch's null removes it): declare it Type.Optional(…) of the types it takes, without null (Type.Unknown and Type.Any take null too)`
+  for (const check of FIELD_CHECKS) {
+    const fault = check(field, schema)
+    if (fault !== undefined) return fault
   }
   return undefined
 }
