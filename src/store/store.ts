@@ -114,9 +114,9 @@ export class DatabaseUnreachable extends Error {
   }
 }
 
-/** `postgres://app:secret@db/app` → `postgres://app:***@db/app`, for messages and logs. */
+/** `postgres://app:secret@db/app` → `postgres://app:***@db/app` (and `?password=…` → `?password=***`), for messages and logs. */
 export function withoutPassword (databaseUrl: string): string {
-  return databaseUrl.replace(/^([a-z][a-z0-9+.-]*:\/\/[^:/@]*:)[^@/]*@/i, '$1***@')
+  return databaseUrl.replace(/^([a-z][a-z0-9+.-]*:\/\/[^:/@]*:)[^@/]*@/i, '$1***@').replace(/([?&]password=)[^&]*/gi, '$1***')
 }
 
 export class MigrationRefused extends Error {

@@ -187,6 +187,7 @@ t.test('a database, certificate or port that cannot be used stops the start with
   for (const [label, env, message] of [
     // Before, each of these printed a stack trace (the PostgreSQL one with the driver's internals) and nothing naming a setting.
     ['PostgreSQL not listening', { DATABASE_URL: 'postgres://app:s3cret@127.0.0.1:1/app' }, /^resourcery: DATABASE_URL=postgres:\/\/app:\*\*\*@127\.0\.0\.1:1\/app: the database cannot be opened or reached: connect ECONNREFUSED/],
+    ['a password in the query', { DATABASE_URL: 'postgres://app@127.0.0.1:1/app?password=s3cret' }, /^resourcery: DATABASE_URL=postgres:\/\/app@127\.0\.0\.1:1\/app\?password=\*\*\*: the database cannot be opened or reached/],
     ['a folder where the SQLite file should be', { DATABASE_URL: `sqlite:${dir}/folder.db` }, /^resourcery: DATABASE_URL=sqlite:.*folder\.db: the database cannot be opened or reached: unable to open database file/],
     ['a certificate file that is not there', { DATABASE_URL: sqlite, TLS_CERT_FILE: `${dir}/missing.pem`, TLS_KEY_FILE: `${dir}/not-a-pem.txt` }, /^resourcery: TLS_CERT_FILE=.*missing\.pem cannot be read: ENOENT/],
     ['files that are not PEM', { DATABASE_URL: sqlite, TLS_CERT_FILE: `${dir}/not-a-pem.txt`, TLS_KEY_FILE: `${dir}/not-a-pem.txt` }, /^resourcery: TLS_CERT_FILE=.* and TLS_KEY_FILE=.* are not a PEM certificate and its private key: /],
