@@ -7,6 +7,7 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
 import { parseDuration } from './duration.js'
+import { withoutPassword } from './url-credentials.js'
 
 export const Settings = Type.Object({
   NODE_ENV: Type.Union([Type.Literal('development'), Type.Literal('production'), Type.Literal('test')], {
@@ -106,8 +107,8 @@ export function loadConfig (env: Readonly<Record<string, string | undefined>>): 
     const raw = env[name]
     const value = raw === undefined || raw === '' ? schema.default as unknown : parse(schema, raw.trim())
     if (!Value.Check(schema, value)) {
-      // Secrets are marked writeOnly: a bad one is named, never echoed.
-      const shown = schema.writeOnly === true ? ' (value hidden)' : `=${JSON.stringify(raw)}`
+      // Secrets are marked writeOnly: a bad one is named, never echoed; a URL is echoed without its password.
+      const shown = schema.writeOnly === true ? ' (value hidden)' : `=${JSON.stringify(withoutPassword(raw ?? ''))}`
       problems.push(`${name}${shown} is not valid${expectation(schema)}`)
       continue
     }

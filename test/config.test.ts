@@ -59,3 +59,9 @@ t.test('the README documents every configuration variable', async t => {
   const readme = await readFile(new URL('../README.md', import.meta.url), 'utf8')
   for (const name of Object.keys(Settings.properties)) t.match(readme, `| \`${name}\` |`, `README lists ${name}`)
 })
+
+t.test('a bad connection URL is echoed without its password', async t => {
+  const error = t.throws(() => loadConfig({ DATABASE_URL: 'mysql://app:s3cret@db/app', REDIS_URL: 'http://:s3cret@cache:6379' })) as ConfigError
+  t.match(error.problems, [/^DATABASE_URL="mysql:\/\/app:\*\*\*@db\/app" is not valid/, /^REDIS_URL="http:\/\/:\*\*\*@cache:6379" is not valid/])
+  t.notMatch(error.message, /s3cret/)
+})

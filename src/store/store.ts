@@ -9,6 +9,7 @@ import type { CredentialStore } from './credentials.js'
 import type { HeldKey, IdempotencyStore } from './idempotency.js'
 import type { WebhookStore } from './webhook-store.js'
 import type { Resource } from '../resources/model.js'
+import { withoutPassword } from '../url-credentials.js'
 
 /** Columns every table has besides the declared fields. */
 export const SYSTEM_COLUMNS = ['id', 'version', 'createdAt', 'updatedAt'] as const
@@ -112,11 +113,6 @@ export class DatabaseUnreachable extends Error {
     const reason = cause instanceof Error ? cause.message : String(cause)
     super(`DATABASE_URL=${withoutPassword(databaseUrl)}: the database cannot be opened or reached: ${reason}`, { cause })
   }
-}
-
-/** `postgres://app:secret@db/app` → `postgres://app:***@db/app` (and `?password=…` → `?password=***`), for messages and logs. */
-export function withoutPassword (databaseUrl: string): string {
-  return databaseUrl.replace(/^([a-z][a-z0-9+.-]*:\/\/[^:/@]*:)[^@/]*@/i, '$1***@').replace(/([?&]password=)[^&]*/gi, '$1***')
 }
 
 export class MigrationRefused extends Error {
