@@ -1,19 +1,21 @@
 /**
  * Walking a field's JSON Schema: the checks made when a definition loads look
  * inside object members, array items and union variants, not only at the
- * field's own schema.
+ * field's own schema, and normalisation rebuilds it at every depth.
  */
 import type { TSchema } from '@sinclair/typebox'
 
-/** The schemas directly inside `schema`: members, items, variants. */
+/** Keywords that hold a list of schemas: a tuple's positions, a union's or intersection's variants. */
+const SCHEMA_LISTS = ['prefixItems', 'anyOf', 'oneOf', 'allOf'] as const
+
+/** The schemas directly inside `schema`: members, items, variants (the same places `mapSchema` rebuilds). */
 function innerSchemas (schema: TSchema): TSchema[] {
   const inner: unknown[] = [
     ...Object.values((schema.properties ?? {}) as Record<string, unknown>),
     ...Object.values((schema.patternProperties ?? {}) as Record<string, unknown>),
     ...[schema.items].flat(),
-    ...(Array.isArray(schema.prefixItems) ? schema.prefixItems as unknown[] : []),
     schema.additionalProperties,
-    ...['anyOf', 'oneOf', 'allOf'].flatMap(keyword => Array.isArray(schema[keyword]) ? schema[keyword] as unknown[] : [])
+    ...SCHEMA_LISTS.flatMap(keyword => Array.isArray(schema[keyword]) ? schema[keyword] as unknown[] : [])
   ]
   return inner.filter((value): value is TSchema => typeof value === 'object' && value !== null)
 }
@@ -52,7 +54,7 @@ export function mapSchema (schema: TSchema, transform: (schema: TSchema) => TSch
   if (typeof schema.additionalProperties === 'object') result.additionalProperties = mapSchema(schema.additionalProperties as TSchema, transform)
   // One schema for every item, or one per position (a tuple).
   if (schema.items !== undefined) result.items = Array.isArray(schema.items) ? (schema.items as TSchema[]).map(item => mapSchema(item, transform)) : mapSchema(schema.items as TSchema, transform)
-  for (const keyword of ['prefixItems', 'anyOf', 'oneOf', 'allOf']) {
+  for (const keyword of SCHEMA_LISTS) {
     if (Array.isArray(schema[keyword])) result[keyword] = (schema[keyword] as TSchema[]).map(variant => mapSchema(variant, transform))
   }
   return transform(result)
