@@ -5,10 +5,11 @@
  * secret, because every process and restart must share one.
  */
 import { randomBytes, createPublicKey, type KeyObject } from 'node:crypto'
-import { mkdir, readFile, writeFile } from 'node:fs/promises'
+import { readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { FastifyBaseLogger } from 'fastify'
 import { ConfigError, type Config } from '../config.js'
+import { makeFolder } from '../folders.js'
 
 export const GENERATED_SECRET_FILE = 'jwt-secret'
 
@@ -23,7 +24,7 @@ export async function serviceSecret (config: Config, log: FastifyBaseLogger): Pr
     throw error
   })
   if (existing !== undefined) return existing.trim()
-  await mkdir(config.dataDir, { recursive: true })
+  makeFolder(config.dataDir)
   const secret = randomBytes(48).toString('base64url')
   try {
     // `wx`: when two processes start at once, the first file wins and both use it.

@@ -2,7 +2,6 @@
  * The embedded SQLite dialect (better-sqlite3). Only what differs from other
  * databases is here: opening the file durably, types, encoding and errors.
  */
-import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import BetterSqlite3 from 'better-sqlite3'
 import { Kysely, sql, type CompiledQuery, type SqlBool } from 'kysely'
@@ -15,6 +14,7 @@ import { tallyTriggers } from './tally-triggers.js'
 import { VALUE_COUNTS_TABLE } from './value-counts.js'
 import type { ColumnKind } from './tables.js'
 import { canonicalJson } from './canonical-json.js'
+import { makeFolder } from '../folders.js'
 
 export type SqliteSynchronous = 'FULL' | 'NORMAL' | 'EXTRA'
 
@@ -130,7 +130,7 @@ async function schemaObjects (executor: Kysely<Database>, type: 'index' | 'trigg
  * An in-memory database is one connection.
  */
 export function openSqlite (options: SqliteOptions): Dialect {
-  if (options.file !== ':memory:') mkdirSync(dirname(options.file), { recursive: true })
+  if (options.file !== ':memory:') makeFolder(dirname(options.file))
   const reading = connect(options)
   const statements = reusingStatements(reading)
   const db = new Kysely<Database>({ dialect: new PreparedOnceSqliteDialect({ database: statements }) })

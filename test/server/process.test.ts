@@ -188,12 +188,14 @@ t.test('a database, certificate or port that cannot be used stops the start with
     // Before, each of these printed a stack trace (the PostgreSQL one with the driver's internals) and nothing naming a setting.
     ['PostgreSQL not listening', { DATABASE_URL: 'postgres://app:s3cret@127.0.0.1:1/app' }, /^resourcery: DATABASE_URL=postgres:\/\/app:\*\*\*@127\.0\.0\.1:1\/app: the database cannot be opened or reached: connect ECONNREFUSED/],
     ['a password in the query', { DATABASE_URL: 'postgres://app@127.0.0.1:1/app?password=s3cret' }, /^resourcery: DATABASE_URL=postgres:\/\/app@127\.0\.0\.1:1\/app\?password=\*\*\*: the database cannot be opened or reached/],
+    // Node's recursive mkdir loops forever there: the start hung with no output.
+    ['a folder that cannot be made', { DATABASE_URL: 'sqlite:/proc/resourcery-test/app.db' }, /^resourcery: DATABASE_URL=sqlite:\/proc\/resourcery-test\/app\.db: the database cannot be opened or reached: ENOENT/],
     ['a folder where the SQLite file should be', { DATABASE_URL: `sqlite:${dir}/folder.db` }, /^resourcery: DATABASE_URL=sqlite:.*folder\.db: the database cannot be opened or reached: unable to open database file/],
     ['a certificate file that is not there', { DATABASE_URL: sqlite, TLS_CERT_FILE: `${dir}/missing.pem`, TLS_KEY_FILE: `${dir}/not-a-pem.txt` }, /^resourcery: TLS_CERT_FILE=.*missing\.pem cannot be read: ENOENT/],
     ['files that are not PEM', { DATABASE_URL: sqlite, TLS_CERT_FILE: `${dir}/not-a-pem.txt`, TLS_KEY_FILE: `${dir}/not-a-pem.txt` }, /^resourcery: TLS_CERT_FILE=.* and TLS_KEY_FILE=.* are not a PEM certificate and its private key: /],
     ['a port another process holds', { DATABASE_URL: sqlite, PORT: port }, new RegExp(`^resourcery: cannot listen on HOST=127\\.0\\.0\\.1 PORT=${port}: another process listens there: stop it or set another PORT`)]
   ] as const) {
-    const result = spawnSync(process.execPath, [SERVER_ENTRY], { env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'silent', DATA_DIR: dir, ...env }, encoding: 'utf8' })
+    const result = spawnSync(process.execPath, [SERVER_ENTRY], { env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'silent', DATA_DIR: dir, ...env }, encoding: 'utf8', timeout: 30_000 })
     t.equal(result.status, 1, label)
     t.match(result.stderr, message, label)
     t.notMatch(result.stderr, /\n\s+at |s3cret/, `${label}: no stack trace, no password`)
