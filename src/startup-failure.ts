@@ -1,5 +1,6 @@
 /** How a process that could not start says so: one clear line for what the operator can fix, else the stack. */
 import { ConfigError } from './config.js'
+import { DefinitionError } from './resources/define.js'
 import { DatabaseUnreachable, MigrationRefused } from './store/store.js'
 
 /** A start stopped by something outside the code that the message tells the operator how to fix (a file, a port). */
@@ -7,7 +8,8 @@ export class StartupError extends Error {
   override name = 'StartupError'
 }
 
-const FOR_THE_OPERATOR = [ConfigError, MigrationRefused, DatabaseUnreachable, StartupError]
+/** Errors whose message says what to fix (a setting, a file, a port, a definition's resource and field): a stack would only bury it. */
+const FOR_THE_OPERATOR = [ConfigError, MigrationRefused, DatabaseUnreachable, StartupError, DefinitionError]
 
 export function reportStartupFailure (error: unknown): never {
   if (FOR_THE_OPERATOR.some(kind => error instanceof kind)) {

@@ -201,3 +201,13 @@ t.test('a database, certificate or port that cannot be used stops the start with
     t.notMatch(result.stderr, /\n\s+at |s3cret/, `${label}: no stack trace, no password`)
   }
 })
+
+t.test('a definition refused when the app is built stops the start with its one line', async t => {
+  // The checks made with the validator (validator-checks.ts) run inside buildApp, so a stack would show only the engine's frames.
+  const failure = new URL('../../dist/src/startup-failure.js', import.meta.url).href
+  const define = new URL('../../dist/src/resources/define.js', import.meta.url).href
+  const script = `import { reportStartupFailure } from '${failure}'; import { DefinitionError } from '${define}'; reportStartupFailure(new DefinitionError('resource "things": field "code" uses the keyword "minlength"'))`
+  const result = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', timeout: 30_000 })
+  t.equal(result.status, 1)
+  t.equal(result.stderr, 'resourcery: resource "things": field "code" uses the keyword "minlength"\n')
+})
