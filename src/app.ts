@@ -73,8 +73,8 @@ const ENGINE_SCHEMAS = [...adminSchemas, ...tokenSchemas, ...webhookSchemas]
  * call it before the store opens:
  * `resourcery migrate` does too.
  */
-export function appSchemas (model: Model): TSchema[] {
-  checkWithValidator(model, vendorKeywords(model))
+export function appSchemas (model: Model, keywords: readonly string[] = vendorKeywords(model)): TSchema[] {
+  checkWithValidator(model, keywords)
   return [...resourceSchemas(model, [Problem, ...ENGINE_SCHEMAS]), ...ENGINE_SCHEMAS]
 }
 
@@ -88,8 +88,10 @@ export function requestIdFor (request: IncomingMessage): string {
 
 export async function buildApp ({ config, definitions, store: givenStore, logStream, tls }: AppOptions): Promise<FastifyInstance> {
   const model = buildModel(definitions)
+  // The vendor extensions (x-…) the definitions use: validation must know them, as the checks below do.
+  const keywords = vendorKeywords(model)
   // Checked before the store opens: a definition refused here must not have created its table.
-  const schemas = appSchemas(model)
+  const schemas = appSchemas(model, keywords)
   const store = givenStore ?? await openStore(model, config)
   // TLS here, or at a trusted proxy in front.
   const https = tls !== undefined || config.trustProxy !== ''
@@ -106,7 +108,7 @@ export async function buildApp ({ config, definitions, store: givenStore, logStr
     clientErrorHandler: clientErrorHandler(securityHeaders),
     frameworkErrors: routingErrorHandler(securityHeaders),
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PATH_PARAMETER_LENGTH },
-    schemaController: { compilersFactory: { buildValidator: buildValidator(vendorKeywords(model)), buildSerializer: buildSerializer() } }
+    schemaController: { compilersFactory: { buildValidator: buildValidator(keywords), buildSerializer: buildSerializer() } }
   } as FastifyServerOptions) as unknown as FastifyInstance
   app.server.maxConnections = config.maxConnections
   continueWhenBodyIsRead(app.server)
