@@ -39,6 +39,8 @@ export const RouteNotFound = define('RSY_ERR_ROUTE_NOT_FOUND', 404, 'not-found',
 export const MethodNotAllowed = define('RSY_ERR_METHOD_NOT_ALLOWED', 405, 'method-not-allowed', 'Method Not Allowed', '%s')
 export const BodyTooLarge = define('RSY_ERR_BODY_TOO_LARGE', 413, 'body-too-large', 'Content Too Large', '%s')
 export const NotAcceptable = define('RSY_ERR_MEDIA_TYPE_NOT_ACCEPTABLE', 406, 'not-acceptable', 'Not Acceptable', '%s')
+/** The 406 for an Accept that allows neither type the service produces: sent (negotiation.ts) and shown as the document's example. */
+export const NOTHING_ACCEPTABLE = 'this service produces application/json and application/problem+json; the Accept header allows neither'
 export const UnsupportedMediaType = define('RSY_ERR_MEDIA_TYPE_UNSUPPORTED', 415, 'unsupported-media-type', 'Unsupported Media Type', '%s')
 export const ExpectationFailed = define('RSY_ERR_EXPECTATION_FAILED', 417, 'expectation-failed', 'Expectation Failed', '%s')
 

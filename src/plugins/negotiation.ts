@@ -12,7 +12,7 @@
 import Negotiator from 'negotiator'
 import type { FastifyInstance, FastifyReply, FastifyRequest, RequestPayload } from 'fastify'
 import fp from 'fastify-plugin'
-import { NotAcceptable } from '../errors.js'
+import { NotAcceptable, NOTHING_ACCEPTABLE } from '../errors.js'
 import { prefersMinimal } from '../http/prefer.js'
 import { addRouteHook } from '../http/route-hooks.js'
 import { problemResponses } from '../resources/responses.js'
@@ -94,7 +94,7 @@ async function negotiation (app: FastifyInstance): Promise<void> {
       done(null, payload)
       return
     }
-    done(new NotAcceptable('this service produces application/json and application/problem+json; the Accept header allows neither'))
+    done(new NotAcceptable(NOTHING_ACCEPTABLE))
   })
 }
 

@@ -5,7 +5,7 @@
  */
 import { insufficientScope } from '../auth/authenticate.js'
 import {
-  BodyTooLarge, IdempotencyKeyReused, invalid, MethodNotAllowed, NotAcceptable, PreconditionFailed, PreconditionRequired,
+  BodyTooLarge, IdempotencyKeyReused, invalid, MethodNotAllowed, NotAcceptable, NOTHING_ACCEPTABLE, PreconditionFailed, PreconditionRequired,
   ResourceNotFound, storeUnavailable, TooManyRequests, Unauthenticated, UniqueViolation, UnsupportedMediaType, UriTooLong
 } from '../errors.js'
 import { PROBLEM_MEDIA_TYPE, toProblem, type Problem } from '../http/problem.js'
@@ -20,7 +20,7 @@ const SAMPLES: Readonly<Record<number, () => unknown>> = {
   403: () => insufficientScope('projects:write', 403),
   404: () => new ResourceNotFound('no project with id 7'),
   405: () => new MethodNotAllowed('POST is not allowed here; allowed: GET, HEAD, PUT, PATCH, DELETE, OPTIONS'),
-  406: () => new NotAcceptable('this service produces application/json and application/problem+json; the Accept header allows neither'),
+  406: () => new NotAcceptable(NOTHING_ACCEPTABLE),
   409: () => new UniqueViolation('another project already has this name'),
   412: () => new PreconditionFailed('the project has changed since that ETag; GET it again'),
   413: () => new BodyTooLarge('the body is larger than the limit of 1048576 bytes'),
