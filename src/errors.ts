@@ -92,6 +92,9 @@ export function shuttingDown (): Error {
   return annotate(new ShuttingDownError('this process is shutting down; retry, and a new connection will reach one that is running'), { headers: { 'retry-after': String(RETRY_SHUTDOWN_SECONDS) } })
 }
 
+/** 409: a retry under an Idempotency-Key whose first request has not answered yet. */
+export const firstRequestRunning = (): Error => new IdempotencyInProgress('the first request with this Idempotency-Key is still running; retry shortly')
+
 /** The catalog entry for a code, or undefined for errors the catalog does not own. */
 export function catalogEntry (code: string | undefined): CatalogEntry | undefined {
   return code === undefined ? undefined : catalog.get(code)

@@ -11,7 +11,7 @@
 import { hash } from 'node:crypto'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
-import { IdempotencyInProgress, IdempotencyKeyReused, invalid } from '../errors.js'
+import { firstRequestRunning, IdempotencyKeyReused, invalid } from '../errors.js'
 import { addRouteHook } from '../http/route-hooks.js'
 import type { HeldKey } from '../store/idempotency.js'
 import type { StoredRecord } from '../store/store.js'
@@ -67,7 +67,7 @@ async function idempotency (app: FastifyInstance): Promise<void> {
     }
     const { existing } = claim
     if (existing.fingerprint !== print) throw new IdempotencyKeyReused('this Idempotency-Key was used with a different request; use a new key for a new request')
-    if (existing.response === undefined) throw new IdempotencyInProgress('the first request with this Idempotency-Key is still running; retry shortly')
+    if (existing.response === undefined) throw firstRequestRunning()
     for (const [name, value] of Object.entries(existing.response.headers)) reply.header(name, value)
     return await reply.code(existing.response.status).header('idempotent-replayed', 'true').send(existing.response.body === '' ? undefined : existing.response.body)
   }

@@ -31,6 +31,13 @@ export interface WriteTarget {
 
 export const notFound = (resource: Resource, id: number): Error => new ResourceNotFound(`no ${resource.singular} with id ${id}`)
 
+/** 412: the record is no longer as the client's If-Match (or If-Unmodified-Since) said. */
+export const changedSince = (resource: Resource, failed: 'if-match' | 'if-unmodified-since'): Error =>
+  new PreconditionFailed(`the ${resource.singular} has changed since ${failed === 'if-match' ? 'that ETag' : 'the If-Unmodified-Since date'}; GET it again`)
+
+/** 428: a write without If-Match to a resource whose definition requires it. */
+export const ifMatchRequired = (resource: Resource): Error => new PreconditionRequired(`changing a ${resource.singular} needs If-Match with its current ETag`)
+
 /** Reads the visible record, or 404. */
 export async function load ({ request, resource, id }: Omit<WriteTarget, 'epoch'>): Promise<StoredRecord> {
   const record = await request.server.store.get(resource, id, { where: visibility(request, resource) })
@@ -41,9 +48,7 @@ export async function load ({ request, resource, id }: Omit<WriteTarget, 'epoch'
 /** That the record is as the client last saw it, by If-Match or else If-Unmodified-Since, for a read or a write: 412 when not. */
 export function checkUnchanged (resource: Resource, headers: IncomingHttpHeaders, tag: EntityTag, current: StoredRecord): void {
   const failed = preconditionFailed(headers, tag, current.updatedAt)
-  if (failed !== undefined) {
-    throw new PreconditionFailed(`the ${resource.singular} has changed since ${failed === 'if-match' ? 'that ETag' : 'the If-Unmodified-Since date'}; GET it again`)
-  }
+  if (failed !== undefined) throw changedSince(resource, failed)
 }
 
 /**
@@ -55,7 +60,7 @@ export function checkUnchanged (resource: Resource, headers: IncomingHttpHeaders
 function precondition ({ request, resource, id, epoch }: WriteTarget): (current: StoredRecord) => void {
   const { headers } = request
   if (headers['if-match'] === undefined && resource.definition.requireIfMatch === true) {
-    throw new PreconditionRequired(`changing a ${resource.singular} needs If-Match with its current ETag`)
+    throw ifMatchRequired(resource)
   }
   return current => {
     const tag = recordTag(epoch, id, current.version)

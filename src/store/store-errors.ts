@@ -25,6 +25,13 @@ export function missingParentIssue (foreignKey: string, parent: Resource, id: nu
   return { in: 'body', pointer: `/${foreignKey}`, detail: `refers to ${parent.singular} ${String(id)}, which does not exist` }
 }
 
+/** 409: a write that would give `field` a value another record of `resource` holds. */
+export const uniqueClash = (resource: Resource, field: string): Error => new UniqueViolation(`another ${resource.singular} already has this ${field}`)
+
+/** 409: a delete refused because `holders` ("3 tasks") still refer to the record. */
+export const stillReferenced = (resource: Resource, holders: readonly string[]): Error =>
+  new StillReferenced(`this ${resource.singular} is still referenced by ${holders.join(' and ') || 'other records'}; delete or move them first`)
+
 export function storeErrors (dialect: Dialect, model: Model): StoreErrors {
   const { db } = dialect
 
@@ -62,7 +69,7 @@ export function storeErrors (dialect: Dialect, model: Model): StoreErrors {
       const held = countValue(await countOf(db, link.child).where(link.foreignKey, '=', id).executeTakeFirst())
       if (held > 0) holders.push(`${held} ${link.child}`)
     }
-    throw new StillReferenced(`this ${resource.singular} is still referenced by ${holders.join(' and ') || 'other records'}; delete or move them first`)
+    throw stillReferenced(resource, holders)
   }
 
   return {
@@ -72,7 +79,7 @@ export function storeErrors (dialect: Dialect, model: Model): StoreErrors {
       const violation = dialect.classify(error)
       if (violation?.kind === 'unique') {
         const field = violation.column ?? resource.definition.unique.join(', ')
-        throw new UniqueViolation(`another ${resource.singular} already has this ${field}`)
+        throw uniqueClash(resource, field)
       }
       if (violation?.kind === 'foreign-key') {
         const issues = await missingParents(resource, values)
