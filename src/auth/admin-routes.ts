@@ -9,7 +9,7 @@ import { ResourceNotFound, type ProblemIssue } from '../errors.js'
 import { bodyMembers, refuseWithAll } from '../http/attached-validation.js'
 import { canonicalDateTime } from '../http/date-time.js'
 import { Id } from '../resources/derive.js'
-import { withProblemExample } from '../resources/problem-examples.js'
+import { EXAMPLE_ID, scopeProblem } from '../resources/problem-examples.js'
 import { ADMIN_ITEM_HEADERS, ADMIN_ITEM_READ, ADMIN_LIST_HEADERS, ADMIN_LIST_READ, ADMIN_REMOVE, jsonResponse, listProblems, LOCATION, notModified, problemResponses } from '../resources/responses.js'
 import type { ApiKeyRecord, ClientRecord } from '../store/credentials.js'
 import { changedSince, checkBeforeRemoving, sendAdminCreated, sendAdminItem, sendAdminList } from './admin-conditional.js'
@@ -82,6 +82,12 @@ export interface AdminRoutesOptions {
   readonly knownScopes: readonly string[]
 }
 
+/** The 403 of every admin route. */
+export const ADMIN_FORBIDDEN = scopeProblem(ADMIN_SCOPE)
+
+/** 404: no admin item (`noun`: API key, OAuth client, webhook subscription) with that id. */
+export const noSuchItem = (noun: string, id: number): Error => new ResourceNotFound(`no ${noun} with id ${id}`)
+
 /** The OpenAPI operation of an admin route: tagged, described with the scope it needs. */
 export function adminOperation (tag: string, operationId: string, summary: string, extra: Record<string, unknown>): Record<string, unknown> {
   return { tags: [tag], operationId, summary, description: `${summary}. ${scopeNote(ADMIN_SCOPE)}`, security: securityFor(ADMIN_SCOPE), ...extra }
@@ -100,7 +106,7 @@ export interface AdminCreate {
 export function adminCreateOperation (tag: string, operationId: string, summary: string, { body, created, shown }: AdminCreate): Record<string, unknown> {
   return adminOperation(tag, operationId, summary, {
     body: Type.Ref(body),
-    response: { 201: jsonResponse(shown, Type.Ref(created), { ...LOCATION, ...ADMIN_ITEM_HEADERS }), ...problemResponses([400, 401, 403, 413, 415, 429]) }
+    response: { 201: jsonResponse(shown, Type.Ref(created), { ...LOCATION, ...ADMIN_ITEM_HEADERS }), ...problemResponses([400, 401, ADMIN_FORBIDDEN, 413, 415, 429]) }
   })
 }
 
@@ -199,18 +205,18 @@ export interface CredentialRoutes {
 export function credentialRoutes (app: FastifyInstance, options: CredentialRoutes): void {
   const { path, tag, noun, plural, singular, schema, config } = options
   const aNoun = `${/^[AEIOU]/i.test(noun) ? 'an' : 'a'} ${noun}`
-  const itemProblems = withProblemExample(problemResponses([400, 401, 403, 404, 412, 429]), 412, changedSince(noun))
+  const itemProblems = problemResponses([400, 401, ADMIN_FORBIDDEN, { status: 404, error: noSuchItem(noun, EXAMPLE_ID) }, { status: 412, error: changedSince(noun) }, 429])
   // Credentials are few and read rarely: the list (which leaves out revoked ones) is looked through.
   const find = async ({ id }: { id: number }): Promise<object> => {
     const found = (await options.list()).find(credential => credential.id === id)
-    if (found === undefined) throw new ResourceNotFound(`no ${noun} with id ${id}`)
+    if (found === undefined) throw noSuchItem(noun, id)
     return found
   }
   app.get(path, {
     config,
     schema: schema(tag, `list${plural}`, `List ${noun}s`, {
       headers: ADMIN_LIST_READ,
-      response: { 200: jsonResponse(`Every ${noun} that is not revoked.`, Type.Array(Type.Ref(singular)), ADMIN_LIST_HEADERS), ...notModified(ADMIN_LIST_HEADERS), ...listProblems([401, 403, 429]) }
+      response: { 200: jsonResponse(`Every ${noun} that is not revoked.`, Type.Array(Type.Ref(singular)), ADMIN_LIST_HEADERS), ...notModified(ADMIN_LIST_HEADERS), ...listProblems([401, ADMIN_FORBIDDEN, 429]) }
     })
   }, async function listCredentials (request, reply) {
     return await sendAdminList(request, reply, options.list)
@@ -236,7 +242,7 @@ export function credentialRoutes (app: FastifyInstance, options: CredentialRoute
     const { id } = request.params as { id: number }
     // Read first only when a condition needs what the client saw: a plain revocation stays one statement.
     if (request.headers['if-match'] !== undefined || request.headers['if-none-match'] !== undefined) checkBeforeRemoving(request, noun, await find({ id }))
-    if (!await options.revoke(id)) throw new ResourceNotFound(`no ${noun} with id ${id}`)
+    if (!await options.revoke(id)) throw noSuchItem(noun, id)
     return await reply.code(204).send()
   })
 }

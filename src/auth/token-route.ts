@@ -33,6 +33,12 @@ function oauthError (Kind: typeof OAuthInvalidRequest, error: string, descriptio
   return annotate(new Kind(description), { members: { error }, headers: { ...headers, pragma: 'no-cache' } })
 }
 
+const unknownClient = (): Error => oauthError(OAuthInvalidClient, 'invalid_client', 'the client is unknown, revoked, or the secret is wrong')
+const onlyClientCredentials = (): Error => oauthError(OAuthUnsupportedGrant, 'unsupported_grant_type', 'only grant_type=client_credentials is supported')
+
+const TOKEN_REFUSED = { status: 400, error: onlyClientCredentials(), description: 'The request is invalid; `error` is `invalid_request`, `unsupported_grant_type` or `invalid_scope` (RFC 6749 §5.2).' }
+const CLIENT_UNAUTHENTICATED = { status: 401, error: unknownClient(), description: 'Client authentication failed (`error`: `invalid_client`): no Basic credentials, or an unknown or revoked client, or a wrong secret.' }
+
 /** `Authorization: Basic base64(client_id:client_secret)`, each part form-encoded (RFC 6749 §2.3.1). */
 function basicCredentials (request: FastifyRequest): { clientId: string, secret: string } {
   const match = /^Basic +([A-Za-z0-9+/=]+)$/i.exec(request.headers.authorization?.trim() ?? '')
@@ -78,7 +84,7 @@ export async function tokenRoute (app: FastifyInstance, { ttlSeconds, rateLimit 
       body: { content: { [FORM]: { schema: Type.Ref('TokenRequest') }, 'application/json': { schema: Type.Ref('TokenRequest') } } },
       response: {
         200: jsonResponse('An access token.', Type.Ref('TokenResponse')),
-        ...problemResponses([400, 401, 413, 415, 429])
+        ...problemResponses([TOKEN_REFUSED, CLIENT_UNAUTHENTICATED, 413, 415, 429])
       }
     }
   }, async function issueToken (request, reply) {
@@ -87,11 +93,11 @@ export async function tokenRoute (app: FastifyInstance, { ttlSeconds, rateLimit 
     // The slow hash runs for unknown clients too, so timing does not reveal which ids exist.
     const verified = await verifyClientSecret(secret, client?.secretHash ?? DECOY_SECRET_HASH)
     if (client === undefined || client.revokedAt !== undefined || !verified) {
-      throw oauthError(OAuthInvalidClient, 'invalid_client', 'the client is unknown, revoked, or the secret is wrong')
+      throw unknownClient()
     }
     const body = (request.body ?? {}) as { grant_type?: unknown, scope?: unknown }
     if (body.grant_type === undefined) throw oauthError(OAuthInvalidRequest, 'invalid_request', 'grant_type is required')
-    if (body.grant_type !== 'client_credentials') throw oauthError(OAuthUnsupportedGrant, 'unsupported_grant_type', 'only grant_type=client_credentials is supported')
+    if (body.grant_type !== 'client_credentials') throw onlyClientCredentials()
     if (request.validationError !== undefined || (body.scope !== undefined && typeof body.scope !== 'string')) {
       throw oauthError(OAuthInvalidRequest, 'invalid_request', 'scope must be a space-separated string')
     }

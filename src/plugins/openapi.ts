@@ -10,7 +10,7 @@ import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { securitySchemes } from '../auth/openapi-security.js'
 import type { Resource } from '../resources/model.js'
-import { requestInputOf, withFittingValidationExample } from '../resources/problem-examples.js'
+import { examplePath, requestInputOf, withExampleInstance, withFittingValidationExample } from '../resources/problem-examples.js'
 import { webhookDocumentation } from '../webhooks/openapi.js'
 
 export interface OpenApiOptions {
@@ -41,11 +41,12 @@ async function openapi (app: FastifyInstance, options: OpenApiOptions): Promise<
       components: { securitySchemes: securitySchemes(options.resources) as Record<string, never> },
       webhooks: webhookDocumentation(options.resources) as Record<string, never>
     },
-    // Documentation only: the 400's example shows errors in the part of the request the operation takes.
+    // Documentation only: the 400's example shows errors in the part of the request the operation takes,
+    // and every problem example the path it answers at.
     transform ({ schema, url }) {
       const responses = schema?.response as Record<string, unknown> | undefined
       if (responses === undefined) return { schema, url }
-      return { schema: { ...schema, response: withFittingValidationExample(responses, requestInputOf(schema)) }, url }
+      return { schema: { ...schema, response: withExampleInstance(withFittingValidationExample(responses, requestInputOf(schema)), examplePath(url)) }, url }
     },
     refResolver: {
       buildLocalReference (json, _baseUri, _fragment, index) {

@@ -34,9 +34,48 @@ const SAMPLES: Readonly<Record<number, () => unknown>> = {
   503: () => storeUnavailable('the database is unavailable; try again shortly')
 }
 
+/**
+ * A problem as one operation answers it: described, and shown by the error the
+ * service raises there (the example is made from it as real answers are), where
+ * the common wording and example would not be true of that operation.
+ */
+export interface ProblemDoc {
+  readonly status: number
+  readonly error: unknown
+  /** Where the common description is not true of the operation. */
+  readonly description?: string
+}
+
+/** The 403 of a route that needs `scope`, naming it as the service does. */
+export const scopeProblem = (scope: string): ProblemDoc => ({ status: 403, error: insufficientScope(scope, 403) })
+
+/** The problem body the service answers for `error`, as an example. */
+export const exampleOf = (error: unknown): Problem => toProblem(error, CONTEXT).body
+
 export function problemExample (status: number): Problem | undefined {
   const sample = SAMPLES[status]
-  return sample === undefined ? undefined : toProblem(sample(), CONTEXT).body
+  return sample === undefined ? undefined : exampleOf(sample())
+}
+
+/** The record id the examples are about, and the webhook event id. */
+export const EXAMPLE_ID = 7
+export const EXAMPLE_EVENT_ID = 'msg_2f0b7c6d5e418d0f1b1e54a34c8b9a3e'
+/** Path parameters as the examples show them, by name. */
+const PATH_EXAMPLES: Readonly<Record<string, string>> = { id: String(EXAMPLE_ID), eventId: EXAMPLE_EVENT_ID }
+
+/** The path of an example request to the route `url` (`/v1/tasks/:id` → `/v1/tasks/7`). */
+export function examplePath (url: string): string {
+  return url.replace(/:(\w+)/g, (_, name: string) => PATH_EXAMPLES[name] ?? name).replace(/(.)\/$/, '$1')
+}
+
+/** `responses` with the `instance` of every problem example set to `instance`, the path the operation answers at. Copies. */
+export function withExampleInstance (responses: Readonly<Record<string, unknown>>, instance: string): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(responses).map(([status, response]) => {
+    const media = (response as { content?: Record<string, { example?: Problem }> }).content?.[PROBLEM_MEDIA_TYPE]
+    if (media?.example === undefined) return [status, response]
+    const content = { ...(response as { content: object }).content, [PROBLEM_MEDIA_TYPE]: { ...media, example: { ...media.example, instance } } }
+    return [status, { ...response as object, content }]
+  }))
 }
 
 /** What a 400 is about, by what the operation takes: a body, a query, only a path, or nothing at all. */
@@ -61,7 +100,7 @@ export function requestInputOf (schema: { body?: unknown, querystring?: unknown,
 export function withProblemExample (responses: Readonly<Record<string, unknown>>, status: number, error: unknown): Record<string, unknown> {
   const response = responses[status] as { content?: Record<string, object> } | undefined
   if (response?.content === undefined) return { ...responses }
-  const example = toProblem(error, CONTEXT).body
+  const example = exampleOf(error)
   return { ...responses, [status]: { ...response, content: { ...response.content, [PROBLEM_MEDIA_TYPE]: { ...response.content[PROBLEM_MEDIA_TYPE], example } } } }
 }
 

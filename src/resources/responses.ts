@@ -6,7 +6,7 @@ import { STATUS_CODES } from 'node:http'
 import { Type, type TSchema } from '@sinclair/typebox'
 import { PROBLEM_MEDIA_TYPE } from '../http/problem.js'
 import { listIfMatchFailed } from '../http/conditional.js'
-import { problemExample, withProblemExample } from './problem-examples.js'
+import { exampleOf, problemExample, type ProblemDoc } from './problem-examples.js'
 
 const WHEN: Record<number, string> = {
   400: 'The request is invalid: every offending value is named in `errors`.',
@@ -31,14 +31,21 @@ const problem = Type.Ref('Problem')
 export const header = (type: 'string' | 'integer', description: string) => ({ type, description })
 const RETRY_AFTER = { 'Retry-After': header('integer', 'Seconds until a request may succeed again.') }
 
-export function problemResponses (statuses: readonly number[]): Record<number, unknown> {
+/**
+ * The problem responses of an operation: each status with its common
+ * description and example, or as a ProblemDoc gives it (`undefined`: a problem
+ * this operation cannot answer), then 500 and 503, which any can.
+ */
+export function problemResponses (problems: ReadonlyArray<number | ProblemDoc | undefined>): Record<number, unknown> {
   const responses: Record<number, unknown> = {}
-  for (const status of [...statuses, 500, 503]) {
+  for (const entry of [...problems, 500, 503]) {
+    if (entry === undefined) continue
+    const status = typeof entry === 'number' ? entry : entry.status
     responses[status] = {
-      description: WHEN[status] ?? STATUS_CODES[status] ?? 'Error',
+      description: (typeof entry === 'number' ? undefined : entry.description) ?? WHEN[status] ?? STATUS_CODES[status] ?? 'Error',
       ...(status === 429 ? { headers: { ...RATE_LIMIT_HEADERS, ...RETRY_AFTER } } : {}),
       ...(status === 503 ? { headers: RETRY_AFTER } : {}),
-      content: { [PROBLEM_MEDIA_TYPE]: { schema: problem, example: problemExample(status) } }
+      content: { [PROBLEM_MEDIA_TYPE]: { schema: problem, example: typeof entry === 'number' ? problemExample(status) : exampleOf(entry.error) } }
     }
   }
   return responses
@@ -53,8 +60,8 @@ export const RATE_LIMIT_HEADERS = {
   RateLimit: header('string', 'IETF draft: `"default";r=<remaining>;t=<seconds to reset>`.')
 }
 
-/** A list's problems: `statuses`, and the 412 of an If-Match its weak tag cannot satisfy, shown as the list answers it. */
-export const listProblems = (statuses: readonly number[]): Record<string, unknown> => withProblemExample(problemResponses([...statuses, 412]), 412, listIfMatchFailed())
+/** A list's problems: `problems`, and the 412 of an If-Match its weak tag cannot satisfy, shown as the list answers it. */
+export const listProblems = (problems: ReadonlyArray<number | ProblemDoc>): Record<string, unknown> => problemResponses([...problems, { status: 412, error: listIfMatchFailed() }])
 
 /** A 304 carries the headers its 200 would have had, but no body (RFC 9110 §15.4.5). */
 export const notModified = (headers: Record<string, unknown>) => ({ 304: { description: 'Not modified: the copy the client holds is current (no body).', type: 'null', headers } })

@@ -13,7 +13,9 @@ import { Id, nestedCreateId, readOnlyNames, schemaIds } from './derive.js'
 import { resourceHandlers } from './handlers.js'
 import { collectionPath } from './links.js'
 import { pascal, type Model, type Resource } from './model.js'
+import { scopeProblem } from './problem-examples.js'
 import { listQuerySchema } from './query-schema.js'
+import { resourceProblems } from './resource-problems.js'
 import { CONDITIONAL_LIST_READ, CONDITIONAL_RECORD_READ, CONDITIONAL_WRITE, CREATE_HEADERS, CREATED_HEADERS, LIST_HEADERS, MINIMAL_HEADERS, RECORD_HEADERS, jsonResponse, listProblems, notModified, problemResponses, withHeaders } from './responses.js'
 
 export interface ResourceRoutesOptions {
@@ -37,6 +39,7 @@ export async function resourceRoutes (app: FastifyInstance, { model, resource, m
   const name = resource.singular
   const readOnly = readOnlyNames(resource)
   const tags = [resource.collection]
+  const problems = resourceProblems(model, resource)
 
   /**
    * A route answers for `target`: the resource itself, or on a related path
@@ -61,7 +64,7 @@ export async function resourceRoutes (app: FastifyInstance, { model, resource, m
         security: securityFor(scope),
         ...options.schema,
         description: `${String(options.schema.summary)}. ${scopeNote(scope)}${deprecated ? ' Deprecated.' : ''}`,
-        response: withHeaders({ ...(options.schema.response as Record<string, unknown>), ...problemResponses([401, 403, 406, 414, 429]) }, deprecationHeaderDocs(headers))
+        response: withHeaders({ ...(options.schema.response as Record<string, unknown>), ...problemResponses([401, scopeProblem(scope), 406, 414, 429]) }, deprecationHeaderDocs(headers))
       }
     })
   }
@@ -94,7 +97,7 @@ export async function resourceRoutes (app: FastifyInstance, { model, resource, m
       summary: `Create a ${name}`,
       headers: CREATE_HEADERS,
       body: Type.Ref(ids.create),
-      response: { 201: jsonResponse(`The created ${name} (no body with \`Prefer: return=minimal\`).`, one, CREATED_HEADERS), ...problemResponses([400, 409, 413, 415, 422]) }
+      response: { 201: jsonResponse(`The created ${name} (no body with \`Prefer: return=minimal\`).`, one, CREATED_HEADERS), ...problemResponses([400, problems.createConflict, 413, 415, 422]) }
     }
   })
   route(resource, {
@@ -107,7 +110,7 @@ export async function resourceRoutes (app: FastifyInstance, { model, resource, m
       summary: `Get a ${name}`,
       params: IdParams,
       headers: CONDITIONAL_RECORD_READ,
-      response: { 200: jsonResponse(`The ${name}.`, one, RECORD_HEADERS), ...notModified(RECORD_HEADERS), ...problemResponses([400, 404, 412]) }
+      response: { 200: jsonResponse(`The ${name}.`, one, RECORD_HEADERS), ...notModified(RECORD_HEADERS), ...problemResponses([400, problems.notFound, problems.changed]) }
     }
   })
   route(resource, {
@@ -123,7 +126,7 @@ export async function resourceRoutes (app: FastifyInstance, { model, resource, m
       params: IdParams,
       headers: CONDITIONAL_WRITE,
       body: Type.Ref(ids.replace),
-      response: { 200: jsonResponse(`The ${name} as stored.`, one, RECORD_HEADERS), ...MINIMAL, ...problemResponses([400, 404, 409, 412, 413, 415, 428]) }
+      response: { 200: jsonResponse(`The ${name} as stored.`, one, RECORD_HEADERS), ...MINIMAL, ...problemResponses([400, problems.notFound, problems.updateConflict, problems.changed, 413, 415, problems.ifMatchRequired]) }
     }
   })
   route(resource, {
@@ -139,7 +142,7 @@ export async function resourceRoutes (app: FastifyInstance, { model, resource, m
       params: IdParams,
       headers: CONDITIONAL_WRITE,
       body: { content: { [MERGE_PATCH_MEDIA_TYPE]: { schema: Type.Ref(ids.patch) }, [JSON_MEDIA_TYPE]: { schema: Type.Ref(ids.patch) } } },
-      response: { 200: jsonResponse(`The ${name} as stored.`, one, RECORD_HEADERS), ...MINIMAL, ...problemResponses([400, 404, 409, 412, 413, 415, 428]) }
+      response: { 200: jsonResponse(`The ${name} as stored.`, one, RECORD_HEADERS), ...MINIMAL, ...problemResponses([400, problems.notFound, problems.updateConflict, problems.changed, 413, 415, problems.ifMatchRequired]) }
     }
   })
   route(resource, {
@@ -151,7 +154,7 @@ export async function resourceRoutes (app: FastifyInstance, { model, resource, m
       summary: `Delete a ${name}`,
       params: IdParams,
       headers: CONDITIONAL_WRITE,
-      response: { 204: { description: 'Deleted.', type: 'null' }, ...problemResponses([400, 404, 409, 412, 428]) }
+      response: { 204: { description: 'Deleted.', type: 'null' }, ...problemResponses([400, problems.notFound, problems.deleteConflict, problems.changed, problems.ifMatchRequired]) }
     }
   })
 
@@ -172,7 +175,7 @@ export async function resourceRoutes (app: FastifyInstance, { model, resource, m
         params: IdParams,
         querystring: listQuerySchema(child, maxLimit),
         headers: CONDITIONAL_LIST_READ,
-        response: { 200: jsonResponse(`A page of the ${name}'s ${link.name}.`, Type.Array(Type.Ref(childIds.sparse)), LIST_HEADERS), ...notModified(LIST_HEADERS), ...listProblems([400, 404]) }
+        response: { 200: jsonResponse(`A page of the ${name}'s ${link.name}.`, Type.Array(Type.Ref(childIds.sparse)), LIST_HEADERS), ...notModified(LIST_HEADERS), ...listProblems([400, problems.notFound]) }
       }
     })
     route(child, {
@@ -187,7 +190,7 @@ export async function resourceRoutes (app: FastifyInstance, { model, resource, m
         params: IdParams,
         headers: CREATE_HEADERS,
         body: Type.Ref(nestedCreateId(child, resource, link.foreignKey)),
-        response: { 201: jsonResponse(`The created ${child.singular}.`, Type.Ref(childIds.representation), CREATED_HEADERS), ...problemResponses([400, 404, 409, 413, 415, 422]) }
+        response: { 201: jsonResponse(`The created ${child.singular}.`, Type.Ref(childIds.representation), CREATED_HEADERS), ...problemResponses([400, problems.notFound, resourceProblems(model, child).createConflict, 413, 415, 422]) }
       }
     })
   }

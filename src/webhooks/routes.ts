@@ -5,10 +5,11 @@
 import { Type, type Static } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
 import { sendAdminCreated, sendAdminList } from '../auth/admin-conditional.js'
-import { adminConfig, adminCreateOperation, adminOperation, adminWriteConfig, credentialRoutes } from '../auth/admin-routes.js'
+import { ADMIN_FORBIDDEN, adminConfig, adminCreateOperation, adminOperation, adminWriteConfig, credentialRoutes, noSuchItem } from '../auth/admin-routes.js'
 import { DeliveryNotResendable, ResourceNotFound } from '../errors.js'
 import { bodyMembers, refuseWithAll } from '../http/attached-validation.js'
 import { Id } from '../resources/derive.js'
+import { EXAMPLE_EVENT_ID, EXAMPLE_ID } from '../resources/problem-examples.js'
 import { stringEnum } from '../resources/model.js'
 import { ADMIN_LIST_HEADERS, ADMIN_LIST_READ, jsonResponse, listProblems, notModified, problemResponses } from '../resources/responses.js'
 import type { AttemptRecord, Subscription } from '../store/webhook-store.js'
@@ -81,6 +82,21 @@ export interface WebhookRoutesOptions {
   readonly allowPrivate: boolean
 }
 
+const SUBSCRIPTION = 'webhook subscription'
+
+const noDelivery = (id: number, eventId: string): Error => new ResourceNotFound(`webhook subscription ${id} has no delivery of event ${eventId}`)
+const subscriptionDisabled = (id: number): Error =>
+  new DeliveryNotResendable(`webhook subscription ${id} is disabled (its receiver answered 410 Gone); subscribe again to receive events`)
+const alreadyScheduled = (eventId: string, nextAttemptAt: string | undefined): Error =>
+  new DeliveryNotResendable(`the delivery of ${eventId} is already scheduled (next attempt at ${nextAttemptAt ?? 'once due'})`)
+
+const RESEND_NOT_FOUND = { status: 404, error: noDelivery(EXAMPLE_ID, EXAMPLE_EVENT_ID), description: 'No such subscription, or it has no delivery of that event.' }
+const RESEND_CONFLICT = {
+  status: 409,
+  error: alreadyScheduled(EXAMPLE_EVENT_ID, '2026-11-25T10:00:00.000Z'),
+  description: 'The delivery is still pending (it is already scheduled), or the subscription is disabled.'
+}
+
 export async function webhookRoutes (app: FastifyInstance, { collections, allowPrivate }: WebhookRoutesOptions): Promise<void> {
   const store = app.store.webhooks
 
@@ -117,7 +133,7 @@ export async function webhookRoutes (app: FastifyInstance, { collections, allowP
   credentialRoutes(app, {
     path: '/webhooks',
     tag: 'webhooks',
-    noun: 'webhook subscription',
+    noun: SUBSCRIPTION,
     plural: 'Webhooks',
     singular: 'Webhook',
     schema: adminOperation,
@@ -133,13 +149,13 @@ export async function webhookRoutes (app: FastifyInstance, { collections, allowP
       params: Type.Object({ id: Id }, { additionalProperties: false }),
       querystring: Type.Object({ limit: Type.Integer({ minimum: 1, maximum: 1000, default: 100, description: 'How many of the latest attempts.' }) }, { additionalProperties: false }),
       headers: ADMIN_LIST_READ,
-      response: { 200: jsonResponse('Attempts, newest first.', Type.Array(Type.Ref('WebhookAttempt')), ADMIN_LIST_HEADERS), ...notModified(ADMIN_LIST_HEADERS), ...listProblems([400, 401, 403, 404, 429]) }
+      response: { 200: jsonResponse('Attempts, newest first.', Type.Array(Type.Ref('WebhookAttempt')), ADMIN_LIST_HEADERS), ...notModified(ADMIN_LIST_HEADERS), ...listProblems([400, 401, ADMIN_FORBIDDEN, { status: 404, error: noSuchItem(SUBSCRIPTION, EXAMPLE_ID) }, 429]) }
     })
   }, async function listDeliveries (request, reply) {
     const { id } = request.params as { id: number }
     const { limit } = request.query as { limit: number }
     return await sendAdminList(request, reply, async () => {
-      if (!(await store.list()).some(subscription => subscription.id === id)) throw new ResourceNotFound(`no webhook subscription with id ${id}`)
+      if (!(await store.list()).some(subscription => subscription.id === id)) throw noSuchItem(SUBSCRIPTION, id)
       return (await store.attempts(id, limit)).map(attemptView)
     })
   })
@@ -149,16 +165,14 @@ export async function webhookRoutes (app: FastifyInstance, { collections, allowP
     schema: adminOperation('webhooks', 'resendWebhookDelivery', 'Send an event to a subscription again', {
       description: 'Schedules a finished delivery (succeeded, or failed after its retries) of the event again, with the same `webhook-id` and body, freshly signed. It is sent within `WEBHOOK_POLL_MS`; if it fails and the event is more than 25 h old, it is not retried.',
       params: Type.Object({ id: Id, eventId: Type.String({ pattern: '^msg_[0-9a-f]{32}$', description: 'The event\'s id, as `eventId` in the delivery attempts.' }) }, { additionalProperties: false }),
-      response: { 202: { description: 'Scheduled; the attempt will appear in the deliveries.', type: 'null' }, ...problemResponses([400, 401, 403, 404, 409, 429]) }
+      response: { 202: { description: 'Scheduled; the attempt will appear in the deliveries.', type: 'null' }, ...problemResponses([400, 401, ADMIN_FORBIDDEN, RESEND_NOT_FOUND, RESEND_CONFLICT, 429]) }
     })
   }, async function resendDelivery (request, reply) {
     const { id, eventId } = request.params as { id: number, eventId: string }
     const outcome = await store.resend(id, eventId, new Date().toISOString())
     if (!outcome.scheduled) {
-      if (outcome.reason === 'missing') throw new ResourceNotFound(`webhook subscription ${id} has no delivery of event ${eventId}`)
-      throw new DeliveryNotResendable(outcome.reason === 'disabled'
-        ? `webhook subscription ${id} is disabled (its receiver answered 410 Gone); subscribe again to receive events`
-        : `the delivery of ${eventId} is already scheduled (next attempt at ${outcome.nextAttemptAt ?? 'once due'})`)
+      if (outcome.reason === 'missing') throw noDelivery(id, eventId)
+      throw outcome.reason === 'disabled' ? subscriptionDisabled(id) : alreadyScheduled(eventId, outcome.nextAttemptAt)
     }
     return await reply.code(202).send()
   })

@@ -106,6 +106,11 @@ t.test('a 400 example is about what its operation takes: body errors only where 
     for (const [method, operation] of Object.entries(item)) {
       const refusal = operation.responses?.['400']
       if (refusal === undefined) continue
+      // The token endpoint's refusals are OAuth's (RFC 6749 §5.2): an `error` code, no `errors`.
+      if (path === '/v1/auth/token') {
+        t.match(refusal.content['application/problem+json']!.example, { error: 'unsupported_grant_type' }, 'POST /v1/auth/token: an OAuth error')
+        continue
+      }
       const places = new Set(refusal.content['application/problem+json']!.example.errors.map(issue => issue.in))
       const taken = new Set([...operation.requestBody === undefined ? [] : ['body'], ...(operation.parameters ?? []).map(parameter => parameter.in)])
       // A route that takes no body, query or path still answers 400 for a query: that is the example it shows (its headers are optional conditions).
