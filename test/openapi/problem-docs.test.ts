@@ -97,6 +97,10 @@ t.test('409 and 428 are documented only where the resource can answer them, and 
   t.ok(statuses(document, '/v1/files/{id}', 'delete').includes(409), 'files: stamps refer to them')
   t.notOk(statuses(document, '/v1/stamps/{id}', 'delete').includes(409), 'stamps: nothing refers to them')
 
+  // A delete says what goes with it.
+  t.equal(document.paths['/v1/cabinets/{id}'].delete.responses['204'].description, 'Deleted, together with the folders that refer to it.')
+  t.equal(document.paths['/v1/folders/{id}'].delete.responses['204'].description, 'Deleted.', 'files restrict: they never go with it')
+
   // A change clashes only where a field is unique; a create also when its Idempotency-Key is still running.
   for (const method of ['put', 'patch']) {
     t.ok(statuses(document, '/v1/folders/{id}', method).includes(409), `folders ${method}: a unique name`)
