@@ -35,15 +35,16 @@ export function operatorsFor (field: Field): FilterOperator[] {
   return ['eq', 'ne', 'lt', 'lte', 'gt', 'gte', 'in']
 }
 
+/** What each operator asks of a record's value, worded after "Only tasks whose priority …". */
 const OPERATOR_TEXT: Record<FilterOperator, string> = {
-  eq: 'equal to',
-  ne: 'not equal to (records without a value match)',
-  lt: 'less than',
-  lte: 'at most',
-  gt: 'greater than',
-  gte: 'at least',
-  in: 'one of these comma-separated values',
-  like: 'matching, case-insensitively, with `*` as the only wildcard'
+  eq: 'equals this value',
+  ne: 'differs from this value (records without a value match)',
+  lt: 'is less than this value',
+  lte: 'is at most this value',
+  gt: 'is greater than this value',
+  gte: 'is at least this value',
+  in: 'is one of these comma-separated values (or the parameter repeated)',
+  like: 'matches this pattern, case-insensitively, with `*` as the only wildcard'
 }
 
 const sortKeysOf = new WeakMap<Resource, readonly string[]>()
@@ -69,9 +70,9 @@ function fieldFilterProperties (resource: Resource): TProperties {
   for (const name of resource.definition.filterable) {
     const field = resource.fields.get(name)!
     const value = filterValueSchema(field)
-    properties[name] = Type.Optional({ ...value, description: `Only ${resource.collection} whose ${name} is equal to this.` } as TSchema)
+    properties[name] = Type.Optional({ ...value, description: `Only ${resource.collection} whose ${name} ${OPERATOR_TEXT.eq}.` } as TSchema)
     for (const op of operatorsFor(field)) {
-      const description = `Only ${resource.collection} whose ${name} is ${OPERATOR_TEXT[op]}.`
+      const description = `Only ${resource.collection} whose ${name} ${OPERATOR_TEXT[op]}.`
       properties[`${name}[${op}]`] = Type.Optional(
         op === 'in'
           ? Type.Array(value, { minItems: 1, maxItems: MAX_IN_VALUES, description })
