@@ -9,9 +9,15 @@ import { pathToFileURL } from 'node:url'
 import type { FastifyInstance } from 'fastify'
 import { resources } from '../schemas/index.js'
 import { buildApp } from './app.js'
+import { endLog } from './http/request-log.js'
 import type { TlsMaterial } from './http/transport.js'
 import { loadConfig, type Config } from './config.js'
 import { reportStartupFailure, StartupError } from './startup-failure.js'
+
+/** Exits once the last log lines are written (see endLog: a broken stdout must not hold the exit). */
+function exitAfterLog (app: FastifyInstance, code: number): void {
+  endLog(app.log).finally(() => process.exit(code))
+}
 
 function stopOnSignals (app: FastifyInstance, config: Config): void {
   let stopping = false
@@ -21,15 +27,15 @@ function stopOnSignals (app: FastifyInstance, config: Config): void {
     app.log.info({ signal }, 'shutting down: finishing in-flight requests')
     const deadline = setTimeout(() => {
       app.log.error({ timeoutMs: config.shutdownTimeoutMs }, 'shutdown deadline passed; exiting with requests still open')
-      process.exit(1)
+      exitAfterLog(app, 1)
     }, config.shutdownTimeoutMs)
     deadline.unref()
     app.close().then(() => {
       app.log.info('stopped')
-      process.exit(0)
+      exitAfterLog(app, 0)
     }, (error: unknown) => {
       app.log.error({ err: error }, 'error while shutting down')
-      process.exit(1)
+      exitAfterLog(app, 1)
     })
   }
   process.once('SIGTERM', stop)

@@ -11,7 +11,8 @@
  * buffered is flushed synchronously when the process exits (pino registers
  * that); only a SIGKILL can lose the last lines.
  */
-import { LogController, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify'
+import { EventEmitter } from 'node:events'
+import { LogController, type FastifyBaseLogger, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify'
 import pino from 'pino'
 
 /** Why a request was refused (4xx): told on its completion line rather than a line of its own. */
@@ -76,6 +77,32 @@ function stdoutAsBytes (): LogDestination {
   const writeBytes = destination.write as unknown as (this: typeof destination, bytes: Buffer) => boolean
   destination.write = line => writeBytes.call(destination, Buffer.from(line))
   return destination
+}
+
+/** How long a stopping process waits for its last log lines to be written. */
+const LOG_END_WAIT_MS = 2000
+
+/**
+ * Ends the logger's stdout destination, resolving once what it held is
+ * written or the write failed. A process that exits after this skips pino's
+ * exit-time synchronous flush, which (sonic-boom 4.2) retries a write that
+ * failed with EPIPE forever: with the log's reader gone, a log shipper that
+ * died, a stopping process would never end. An asynchronous write that fails
+ * instead makes pino stop logging. A logger writing elsewhere (tests) has
+ * nothing to end.
+ */
+export async function endLog (logger: FastifyBaseLogger): Promise<void> {
+  const destination = (logger as unknown as Record<symbol, unknown>)[pino.symbols.streamSym]
+  if (!(destination instanceof EventEmitter) || typeof (destination as { end?: unknown }).end !== 'function') return
+  const stream = destination as EventEmitter & { end (): void }
+  await new Promise<void>(resolve => {
+    // After an earlier broken pipe, pino has made end() do nothing: no event comes, and the exit-time flush does nothing either.
+    const bound = setTimeout(resolve, LOG_END_WAIT_MS)
+    const done = (): void => { clearTimeout(bound); resolve() }
+    stream.once('close', done)
+    stream.once('error', done)
+    stream.end()
+  })
 }
 
 export function loggerOptions (level: string, stream?: LogDestination): FastifyServerOptions['logger'] {
