@@ -7,6 +7,7 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
 import { parseDuration } from './duration.js'
+import { trustProxyFault } from './http/transport.js'
 import { withoutPassword } from './url-credentials.js'
 
 export const Settings = Type.Object({
@@ -69,7 +70,7 @@ export const Settings = Type.Object({
   WEBHOOK_RETRY_BASE_MS: Type.Integer({ minimum: 10, default: 5000, description: 'Delay before a failed webhook delivery\'s first retry; each further retry doubles it (up to 1 h, jittered), for 25 h after the event.' }),
   WEBHOOK_RETENTION: Type.String({ default: '30d', pattern: '^[1-9][0-9]*[smhd]?$', description: 'How long finished webhook deliveries, their attempts and events stay listed before they are purged: at least 2d (7d, 90d).' }),
   WEBHOOK_POLL_MS: Type.Integer({ minimum: 10, default: 1000, description: 'How often each process looks for webhook deliveries that are due (writes in the same process start one at once).' }),
-  PUBLIC_URL: Type.String({ default: '', description: 'Base URL clients use (e.g. https://api.example.com); the OpenAPI `servers` entry. Empty: relative.' })
+  PUBLIC_URL: Type.String({ default: '', pattern: '^(|https?://[^\\s]+)$', description: 'Base URL clients use (e.g. https://api.example.com); the OpenAPI `servers` entry. Empty: relative.' })
 })
 
 export type Settings = Static<typeof Settings>
@@ -132,6 +133,8 @@ function crossChecks (config: Config): string[] {
     problems.push(`HOST=${config.host} would serve plain HTTP beyond this machine: set TLS_CERT_FILE and TLS_KEY_FILE, or TRUST_PROXY when TLS ends at a proxy in front, or listen on 127.0.0.1`)
   }
   if (config.http2 === '1' && !tls) problems.push('HTTP2=1 needs TLS_CERT_FILE and TLS_KEY_FILE')
+  const proxyFault = trustProxyFault(config.trustProxy)
+  if (proxyFault !== undefined) problems.push(`TRUST_PROXY=${config.trustProxy} is not valid: ${proxyFault}; list proxy addresses or CIDRs (10.0.0.5,10.0.0.0/8), loopback, linklocal or uniquelocal, a hop count, or true`)
   if (parseDuration(config.webhookRetention)! < MIN_WEBHOOK_RETENTION_SECONDS) {
     problems.push(`WEBHOOK_RETENTION=${config.webhookRetention} is too short: a delivery is retried for 25 h and its attempts must stay listed meanwhile; use 2d or more`)
   }

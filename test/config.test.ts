@@ -46,6 +46,19 @@ t.test('plain HTTP only on loopback unless a proxy in front terminates TLS', asy
   t.throws(() => loadConfig({ HTTP2: '1' }), /HTTP2=1 needs TLS/)
 })
 
+t.test('TRUST_PROXY is read by the library that will use it: an entry it cannot read names itself', async t => {
+  // Before, these stopped the start with proxy-addr's stack trace, naming no variable.
+  t.throws(() => loadConfig({ TRUST_PROXY: 'bogus' }), /TRUST_PROXY=bogus is not valid: invalid IP address: bogus; list proxy addresses or CIDRs/)
+  t.throws(() => loadConfig({ TRUST_PROXY: '10.0.0.0/33' }), /TRUST_PROXY=10\.0\.0\.0\/33 is not valid: invalid range on address/)
+  for (const value of ['loopback,10.0.0.1', 'uniquelocal', 'fd00::/8', '2', 'true']) t.equal(loadConfig({ TRUST_PROXY: value }).trustProxy, value, value)
+})
+
+t.test('PUBLIC_URL is an http(s) URL', async t => {
+  t.throws(() => loadConfig({ PUBLIC_URL: 'ftp://files.example.com' }), /PUBLIC_URL="ftp:\/\/files\.example\.com" is not valid/)
+  t.throws(() => loadConfig({ PUBLIC_URL: 'api.example.com' }), /PUBLIC_URL/)
+  t.equal(loadConfig({ PUBLIC_URL: 'https://api.example.com/base' }).publicUrl, 'https://api.example.com/base')
+})
+
 t.test('webhook history is kept at least as long as a delivery is retried', async t => {
   t.equal(loadConfig({}).webhookRetention, '30d')
   t.equal(loadConfig({ WEBHOOK_RETENTION: '48h' }).webhookRetention, '48h')

@@ -3,6 +3,7 @@
  * proxies are believed for X-Forwarded-For / -Proto, and the time bounds that
  * keep slow or idle clients from holding connections.
  */
+import proxyAddr from '@fastify/proxy-addr'
 import type { Config } from '../config.js'
 
 export interface TlsMaterial {
@@ -25,6 +26,22 @@ export function trustProxy (value: string): boolean | string[] | ((address: stri
     return (_address, hop) => hop < hops
   }
   return value.split(',').map(entry => entry.trim()).filter(Boolean)
+}
+
+/**
+ * What is wrong with TRUST_PROXY's list of proxies, as the library that will
+ * read it (Fastify's proxy-addr) says: an entry that is neither an address, a
+ * CIDR nor a name such as loopback. Undefined when it can be used.
+ */
+export function trustProxyFault (value: string): string | undefined {
+  const proxies = trustProxy(value)
+  if (!Array.isArray(proxies)) return undefined
+  try {
+    proxyAddr.compile(proxies)
+    return undefined
+  } catch (error) {
+    return (error as Error).message
+  }
 }
 
 /** Node checks header and request deadlines on this interval; its 30 s default lets slow clients linger. */
