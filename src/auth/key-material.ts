@@ -51,10 +51,18 @@ export interface ExternalKey {
   readonly algorithm: string
 }
 
+async function readKeyFile (path: string): Promise<string> {
+  try {
+    return await readFile(path, 'utf8')
+  } catch (error) {
+    throw new ConfigError([`JWT_PUBLIC_KEY=${path} is neither PEM text nor a file that can be read: ${(error as Error).message}`])
+  }
+}
+
 /** JWT_PUBLIC_KEY as PEM text or a path to a PEM file, with the algorithm its key type implies. */
 export async function externalPublicKey (config: Config): Promise<ExternalKey | undefined> {
   if (config.jwtPublicKey === '') return undefined
-  const pem = config.jwtPublicKey.includes('-----BEGIN') ? config.jwtPublicKey : await readFile(config.jwtPublicKey, 'utf8')
+  const pem = config.jwtPublicKey.includes('-----BEGIN') ? config.jwtPublicKey : await readKeyFile(config.jwtPublicKey)
   let key
   try {
     key = createPublicKey(pem)

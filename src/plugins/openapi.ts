@@ -29,7 +29,8 @@ async function openapi (app: FastifyInstance, options: OpenApiOptions): Promise<
         contact: { name: 'Resourcery maintainers' },
         description: 'Resources generated from TypeBox definitions. Errors are RFC 9457 problem details (`application/problem+json`).'
       },
-      servers: [{ url: options.publicUrl === '' ? '/' : options.publicUrl }],
+      // Paths begin with a slash: a base ending in one would make clients ask for `…/base//v1/…`.
+      servers: [{ url: options.publicUrl === '' ? '/' : options.publicUrl.replace(/\/+$/, '') }],
       tags: [
         ...options.resources.map(resource => ({ name: resource.collection, description: resource.definition.description ?? resource.collection })),
         { name: 'auth', description: 'OAuth 2.0 client credentials.' },

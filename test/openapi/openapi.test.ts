@@ -16,6 +16,12 @@ t.test('openapi/openapi.json and openapi.yaml are what the definitions generate 
   t.same(parse(generated.yaml), JSON.parse(generated.json), 'the YAML says the same as the JSON')
 })
 
+t.test('PUBLIC_URL is the document\'s server, a base that paths are appended to', async t => {
+  t.same(body(await (await buildTestApp(t)).inject({ method: 'GET', url: '/openapi.json' })).servers, [{ url: '/' }], 'relative by default')
+  const app = await buildTestApp(t, { env: { PUBLIC_URL: 'https://api.example.com/base/' } })
+  t.same(body(await app.inject({ method: 'GET', url: '/openapi.json' })).servers, [{ url: 'https://api.example.com/base' }], 'without a trailing slash')
+})
+
 t.test('/openapi.json serves an OpenAPI 3.1 document with stable names', async t => {
   const app = await buildTestApp(t)
   const response = await app.inject({ method: 'GET', url: '/openapi.json' })
