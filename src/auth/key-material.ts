@@ -18,13 +18,22 @@ export async function serviceSecret (config: Config, log: FastifyBaseLogger): Pr
   if (config.nodeEnv === 'production') {
     throw new ConfigError(['JWT_SECRET is required when NODE_ENV=production (at least 32 characters, e.g. from `openssl rand -base64 48`): it signs and verifies the service\'s tokens and must be the same for every process'])
   }
-  const file = join(config.dataDir, GENERATED_SECRET_FILE)
+  try {
+    return await generatedSecret(config.dataDir, log)
+  } catch (error) {
+    throw new ConfigError([`DATA_DIR=${config.dataDir} cannot keep the generated signing secret: ${(error as Error).message}; make it a folder this process can write, or set JWT_SECRET`])
+  }
+}
+
+/** The secret generated into `dataDir` on the first start, and read from there on every later one. */
+async function generatedSecret (dataDir: string, log: FastifyBaseLogger): Promise<string> {
+  const file = join(dataDir, GENERATED_SECRET_FILE)
   const existing = await readFile(file, 'utf8').catch((error: NodeJS.ErrnoException) => {
     if (error.code === 'ENOENT') return undefined
     throw error
   })
   if (existing !== undefined) return existing.trim()
-  makeFolder(config.dataDir)
+  makeFolder(dataDir)
   const secret = randomBytes(48).toString('base64url')
   try {
     // `wx`: when two processes start at once, the first file wins and both use it.

@@ -223,6 +223,7 @@ t.test('a database, certificate or port that cannot be used stops the start with
     ['a certificate file that is not there', { DATABASE_URL: sqlite, TLS_CERT_FILE: `${dir}/missing.pem`, TLS_KEY_FILE: `${dir}/not-a-pem.txt` }, /^resourcery: TLS_CERT_FILE=.*missing\.pem cannot be read: ENOENT/],
     ['files that are not PEM', { DATABASE_URL: sqlite, TLS_CERT_FILE: `${dir}/not-a-pem.txt`, TLS_KEY_FILE: `${dir}/not-a-pem.txt` }, /^resourcery: TLS_CERT_FILE=.* and TLS_KEY_FILE=.* are not a PEM certificate and its private key: /],
     ['a public key file that is not there', { DATABASE_URL: sqlite, JWT_PUBLIC_KEY: `${dir}/issuer.pem` }, /^resourcery: invalid configuration:\n {2}JWT_PUBLIC_KEY=.*issuer\.pem is neither PEM text nor a file that can be read: ENOENT/],
+    ['a data folder that cannot be made', { DATABASE_URL: sqlite, DATA_DIR: '/proc/resourcery-test' }, /^resourcery: invalid configuration:\n {2}DATA_DIR=\/proc\/resourcery-test cannot keep the generated signing secret: ENOENT.*; make it a folder this process can write, or set JWT_SECRET/],
     ['a port another process holds', { DATABASE_URL: sqlite, PORT: port }, new RegExp(`^resourcery: cannot listen on HOST=127\\.0\\.0\\.1 PORT=${port}: another process listens there: stop it or set another PORT`)]
   ] as const) {
     const result = spawnSync(process.execPath, [SERVER_ENTRY], { env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'silent', DATA_DIR: dir, ...env }, encoding: 'utf8', timeout: 30_000 })
