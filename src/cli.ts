@@ -2,14 +2,15 @@
 /**
  * resourcery serve | migrate | openapi | keys | clients | token
  */
-import { mkdir, readFile, writeFile } from 'node:fs/promises'
+import { readFile, writeFile } from 'node:fs/promises'
 import { dirname } from 'node:path'
 import { resources } from '../schemas/index.js'
 import { clientsCommand, keysCommand, tokenCommand, UsageError } from './cli/credentials.js'
 import { loadConfig } from './config.js'
+import { makeFolder } from './folders.js'
 import { buildModel } from './resources/model.js'
 import { openStore } from './store/open.js'
-import { reportStartupFailure } from './startup-failure.js'
+import { reportStartupFailure, StartupError } from './startup-failure.js'
 
 const USAGE = `usage: resourcery <command>
 
@@ -63,9 +64,13 @@ async function openapi (args: string[]): Promise<void> {
     }
     return
   }
-  await mkdir(dirname(jsonFile), { recursive: true })
-  await writeFile(jsonFile, json)
-  await writeFile(yamlFile, yaml)
+  try {
+    makeFolder(dirname(jsonFile))
+    await writeFile(jsonFile, json)
+    await writeFile(yamlFile, yaml)
+  } catch (error) {
+    throw new StartupError(`cannot write ${jsonFile} and ${yamlFile}: ${(error as Error).message}`)
+  }
   process.stdout.write(`wrote ${jsonFile} and ${yamlFile}\n`)
 }
 

@@ -74,3 +74,14 @@ t.test('usage errors say what is wrong and exit 2', async t => {
   t.equal(cli(['nonsense'], env).status, 2)
   t.equal(cli(['help'], env).status, 0)
 })
+
+t.test('openapi writes the document where it is told, and says in one line when it cannot', async t => {
+  const dir = t.testdir()
+  const written = cli(['openapi', `${dir}/docs/api.json`], {})
+  t.equal(written.status, 0)
+  t.equal(written.last, `wrote ${dir}/docs/api.json and ${dir}/docs/api.yaml`, 'its folder made')
+  // Node's recursive mkdir loops forever under /proc: the command used to hang there.
+  const refused = spawnSync(process.execPath, [CLI, 'openapi', '/proc/resourcery-test/api.json'], { encoding: 'utf8', timeout: 30_000 })
+  t.equal(refused.status, 1)
+  t.equal(refused.stderr, "resourcery: cannot write /proc/resourcery-test/api.json and /proc/resourcery-test/api.yaml: ENOENT: no such file or directory, mkdir '/proc/resourcery-test'\n")
+})
