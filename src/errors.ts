@@ -73,6 +73,7 @@ export const UriTooLong = define('RSY_ERR_QUERY_TOO_LONG', 414, 'uri-too-long', 
 // Service
 const StoreUnavailableError = define('RSY_ERR_STORE_UNAVAILABLE', 503, 'unavailable', 'Service Unavailable', '%s')
 const ShuttingDownError = define('RSY_ERR_SHUTTING_DOWN', 503, 'shutting-down', 'Service Unavailable', '%s')
+const IssuerUnreachableError = define('RSY_ERR_ISSUER_UNREACHABLE', 503, 'issuer-unreachable', 'Service Unavailable', '%s')
 
 /**
  * Seconds a client should wait before retrying a 503 (its Retry-After, RFC
@@ -85,6 +86,15 @@ const RETRY_SHUTDOWN_SECONDS = 1
 /** 503: the database did not answer. */
 export function storeUnavailable (detail: string): Error {
   return annotate(new StoreUnavailableError(detail), { headers: { 'retry-after': String(RETRY_DATABASE_SECONDS) } })
+}
+
+/**
+ * 503: the keys that verify a token are the issuer's (JWKS), and it could not
+ * be reached. Not the token's fault: a 401 would tell the client to throw away
+ * a credential that may well be good.
+ */
+export function issuerUnreachable (detail: string): Error {
+  return annotate(new IssuerUnreachableError(detail), { headers: { 'retry-after': String(RETRY_DATABASE_SECONDS) } })
 }
 
 /** 503: the request arrived on an open connection after this process began shutting down. */

@@ -14,13 +14,18 @@ const MAX_KEYS = 100
 const MAX_AGE_MS = 10 * 60_000
 
 export interface JwksKeys {
-  /** The PEM of the key with this kid, or undefined when the issuer does not publish one. */
+  /**
+   * The PEM of the key with this kid, or undefined when the issuer does not
+   * publish one. Throws when the JWKS had to be fetched and could not be, unless
+   * the key is already known: an issuer that is down for a while does not stop
+   * the keys it published from verifying.
+   */
   keyFor (kid: string | undefined, alg: string): Promise<string | undefined>
 }
 
 interface Jwk { kid?: string, alg?: string, use?: string, kty?: string }
 
-export function jwksKeys (url: string, { refetchIntervalMs = REFETCH_INTERVAL_MS } = {}): JwksKeys {
+export function jwksKeys (url: string, { refetchIntervalMs = REFETCH_INTERVAL_MS, maxAgeMs = MAX_AGE_MS } = {}): JwksKeys {
   let keys = new Map<string, { pem: string, alg: string | undefined }>()
   let fetchedAt = 0
   let inflight: Promise<void> | undefined
@@ -47,9 +52,13 @@ export function jwksKeys (url: string, { refetchIntervalMs = REFETCH_INTERVAL_MS
     async keyFor (kid, alg) {
       const cached = keys.get(kid ?? '')
       const age = Date.now() - fetchedAt
-      if ((cached === undefined && age >= refetchIntervalMs) || age >= MAX_AGE_MS) {
+      if ((cached === undefined && age >= refetchIntervalMs) || age >= maxAgeMs) {
         inflight ??= refresh().finally(() => { inflight = undefined })
-        await inflight
+        try {
+          await inflight
+        } catch (error) {
+          if (cached === undefined) throw error
+        }
       }
       const key = keys.get(kid ?? '')
       return key !== undefined && key.alg === alg ? key.pem : undefined

@@ -8,7 +8,7 @@
 import type { FastifyBaseLogger } from 'fastify'
 import { createVerifier, type Algorithm, type DecodedJwt } from 'fast-jwt'
 import { BoundedMap } from '../bounded-map.js'
-import { annotate, InvalidCredential } from '../errors.js'
+import { annotate, InvalidCredential, issuerUnreachable } from '../errors.js'
 import type { JwksKeys } from './jwks.js'
 import type { ExternalKey } from './key-material.js'
 
@@ -49,6 +49,9 @@ const REASONS: Record<string, string> = {
 export type JwtVerifier = (token: string) => Promise<TokenClaims>
 
 /** Verified tokens remembered; the oldest is forgotten first. */
+/** keyFor's own refusals, which fast-jwt hands back wrapped: a token refused (401), an issuer that could not be reached (503). */
+const OWN_REFUSALS = new Set(['RSY_ERR_AUTH_INVALID', 'RSY_ERR_ISSUER_UNREACHABLE'])
+
 const VERIFIED_CACHE_SIZE = 1000
 /** A verified token is trusted again without a check for at most this long (and never past its exp), as fast-jwt's own cache. */
 const VERIFIED_CACHE_MS = 10 * 60_000
@@ -75,7 +78,7 @@ export function jwtVerifier (log: FastifyBaseLogger, settings: JwtSettings): Jwt
     if (external !== undefined) return external.pem
     const pem = await jwks!.keyFor(kid, alg).catch((error: unknown) => {
       log.warn({ err: error }, 'could not fetch the JWKS of the token issuer')
-      return undefined
+      throw issuerUnreachable('the token\'s issuer could not be reached for the key that verifies it; try again shortly')
     })
     if (pem === undefined) throw invalidToken('the token\'s key is not published by the issuer')
     return pem
@@ -109,7 +112,7 @@ export function jwtVerifier (log: FastifyBaseLogger, settings: JwtSettings): Jwt
     } catch (error) {
       // A refusal of keyFor's own reaches here wrapped as a key-fetching error.
       const own = (error as { originalError?: unknown }).originalError
-      if (own instanceof Error && (own as { code?: string }).code === 'RSY_ERR_AUTH_INVALID') throw own
+      if (own instanceof Error && OWN_REFUSALS.has(String((own as { code?: string }).code))) throw own
       const code = (error as { code?: string }).code
       if (code === 'RSY_ERR_AUTH_INVALID') throw error
       throw invalidToken(REASONS[code ?? ''] ?? 'the token could not be verified')

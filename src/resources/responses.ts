@@ -23,7 +23,7 @@ const WHEN: Record<number, string> = {
   428: 'This resource requires If-Match on writes.',
   429: 'Too many requests from this credential (or IP, before authentication); `Retry-After` says when to retry.',
   500: 'Unexpected error; the log has details under the request id.',
-  503: 'The database is unreachable, or this process is shutting down (the request came on a connection it then closes); `Retry-After` says when to retry.'
+  503: 'The database is unreachable, the issuer of a JWT could not be reached for the key that verifies it, or this process is shutting down (the request came on a connection it then closes); `Retry-After` says when to retry.'
 }
 
 const problem = Type.Ref('Problem')

@@ -181,3 +181,35 @@ t.test('JWKS rotation: an unknown kid triggers a refetch (bounded by an interval
   t.ok(await keys.keyFor('b', 'ES256'), 'the rotated key is found')
   t.equal(await keys.keyFor('a', 'RS256'), undefined, 'a key published for another algorithm is not used')
 })
+
+t.test('an issuer that cannot be reached: a 503 to retry, not a 401; keys it published keep verifying', async t => {
+  const pair = generateKeyPairSync('ec', { namedCurve: 'P-256' })
+  const key = pair.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString()
+  // A port nothing listens on: the JWKS cannot be fetched at all.
+  const closed = createServer()
+  await new Promise<void>(resolve => closed.listen(0, '127.0.0.1', resolve))
+  const port = (closed.address() as AddressInfo).port
+  await new Promise(resolve => closed.close(resolve))
+  const app = await buildTestApp(t, { env: { JWT_JWKS_URL: `http://127.0.0.1:${port}/jwks.json` } })
+  const token = createSigner({ key, algorithm: 'ES256', kid: 'a' })({ sub: 'j', scope: 'projects:read', exp: now() + 60 })
+  const answer = await app.inject({ method: 'GET', url: READ, headers: { authorization: `Bearer ${token}` } })
+  const problem = assertProblem(t, answer, 503, 'issuer-unreachable')
+  t.equal(problem.detail, 'the token\'s issuer could not be reached for the key that verifies it; try again shortly')
+  t.equal(answer.headers['retry-after'], '5')
+  t.notOk(answer.headers['www-authenticate'], 'nothing says the token is bad')
+
+  // Known keys outlive an outage: refetched when stale, and kept when the refetch fails.
+  let up = true
+  const server = createServer((_request, response) => {
+    if (!up) { response.statusCode = 502; response.end(); return }
+    response.end(JSON.stringify({ keys: [{ ...pair.publicKey.export({ format: 'jwk' }), kid: 'a' }] }))
+  })
+  await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => server.close())
+  const keys = jwksKeys(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`, { refetchIntervalMs: 0, maxAgeMs: 0 })
+  const fetched = await keys.keyFor('a', 'ES256')
+  t.ok(fetched)
+  up = false
+  t.equal(await keys.keyFor('a', 'ES256'), fetched, 'the issuer answers 502: the key it published still verifies')
+  await t.rejects(keys.keyFor('b', 'ES256'), /answered 502/, 'a key never seen cannot be vouched for')
+})
