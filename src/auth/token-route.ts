@@ -7,6 +7,7 @@
 import { Type } from '@sinclair/typebox'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { annotate, OAuthInvalidClient, OAuthInvalidRequest, OAuthInvalidScope, OAuthUnsupportedGrant } from '../errors.js'
+import type { ProblemDoc } from '../resources/problem-examples.js'
 import { jsonResponse, problemResponses } from '../resources/responses.js'
 import { DECOY_SECRET_HASH, parseScopes, verifyClientSecret } from './secrets.js'
 
@@ -36,8 +37,8 @@ function oauthError (Kind: typeof OAuthInvalidRequest, error: string, descriptio
 const unknownClient = (): Error => oauthError(OAuthInvalidClient, 'invalid_client', 'the client is unknown, revoked, or the secret is wrong')
 const onlyClientCredentials = (): Error => oauthError(OAuthUnsupportedGrant, 'unsupported_grant_type', 'only grant_type=client_credentials is supported')
 
-const TOKEN_REFUSED = { status: 400, error: onlyClientCredentials(), description: 'The request is invalid; `error` is `invalid_request`, `unsupported_grant_type` or `invalid_scope` (RFC 6749 §5.2).' }
-const CLIENT_UNAUTHENTICATED = { status: 401, error: unknownClient(), description: 'Client authentication failed (`error`: `invalid_client`): no Basic credentials, or an unknown or revoked client, or a wrong secret.' }
+const TOKEN_REFUSED: ProblemDoc = { status: 400, error: onlyClientCredentials(), description: 'The request is invalid; `error` is `invalid_request`, `unsupported_grant_type` or `invalid_scope` (RFC 6749 §5.2).' }
+const CLIENT_UNAUTHENTICATED: ProblemDoc = { status: 401, error: unknownClient(), description: 'Client authentication failed (`error`: `invalid_client`): no Basic credentials, or an unknown or revoked client, or a wrong secret.' }
 
 /** `Authorization: Basic base64(client_id:client_secret)`, each part form-encoded (RFC 6749 §2.3.1). */
 function basicCredentials (request: FastifyRequest): { clientId: string, secret: string } {

@@ -7,9 +7,9 @@
  * as the whole of a bare hello-world request.
  *
  * Lines go to stdout through pino's asynchronous destination: under load many
- * lines share one write; when idle a line is written at once. What is still
- * buffered is flushed synchronously when the process exits (pino registers
- * that); only a SIGKILL can lose the last lines.
+ * lines share one write; when idle a line is written at once. A stopping
+ * server writes what is still held before it exits (endLog), and pino flushes
+ * synchronously at any other exit; only a SIGKILL can lose the last lines.
  */
 import { EventEmitter } from 'node:events'
 import { LogController, type FastifyBaseLogger, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify'

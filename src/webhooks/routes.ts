@@ -9,8 +9,8 @@ import { ADMIN_FORBIDDEN, adminConfig, adminCreateOperation, adminOperation, adm
 import { DeliveryNotResendable, ResourceNotFound } from '../errors.js'
 import { bodyMembers, refuseWithAll } from '../http/attached-validation.js'
 import { Id } from '../resources/derive.js'
-import { EXAMPLE_EVENT_ID, EXAMPLE_ID } from '../resources/problem-examples.js'
 import { stringEnum } from '../resources/model.js'
+import { EXAMPLE_EVENT_ID, EXAMPLE_ID, type ProblemDoc } from '../resources/problem-examples.js'
 import { ADMIN_LIST_HEADERS, ADMIN_LIST_READ, jsonResponse, listProblems, notModified, problemResponses } from '../resources/responses.js'
 import type { AttemptRecord, Subscription } from '../store/webhook-store.js'
 import { patternIssues } from './events.js'
@@ -90,8 +90,8 @@ const subscriptionDisabled = (id: number): Error =>
 const alreadyScheduled = (eventId: string, nextAttemptAt: string | undefined): Error =>
   new DeliveryNotResendable(`the delivery of ${eventId} is already scheduled (next attempt at ${nextAttemptAt ?? 'once due'})`)
 
-const RESEND_NOT_FOUND = { status: 404, error: noDelivery(EXAMPLE_ID, EXAMPLE_EVENT_ID), description: 'No such subscription, or it has no delivery of that event.' }
-const RESEND_CONFLICT = {
+const RESEND_NOT_FOUND: ProblemDoc = { status: 404, error: noDelivery(EXAMPLE_ID, EXAMPLE_EVENT_ID), description: 'No such subscription, or it has no delivery of that event.' }
+const RESEND_CONFLICT: ProblemDoc = {
   status: 409,
   error: alreadyScheduled(EXAMPLE_EVENT_ID, '2026-11-25T10:00:00.000Z'),
   description: 'The delivery is still pending (it is already scheduled), or the subscription is disabled.'
