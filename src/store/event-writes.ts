@@ -23,6 +23,17 @@ export interface EventWrites {
   onEnqueued: (listener: () => void) => void
 }
 
+/**
+ * Transactions whose outbox insert found no active subscription. Their later
+ * writes (a SQLite group commits many in one transaction) skip theirs, a
+ * statement and an event built for nothing: no subscription can appear inside
+ * one. This process creates subscriptions outside any transaction (the
+ * connection is held by one at a time), and no other process can commit
+ * while the transaction holds the write lock it took with the write before
+ * its event. (On PostgreSQL each write has a transaction of its own.)
+ */
+const withoutSubscriptions = new WeakSet<Kysely<Database>>()
+
 export function eventWrites (writer: Writer, templated: QueryTemplates): EventWrites {
   const listeners: Array<() => void> = []
   return {
@@ -30,8 +41,10 @@ export function eventWrites (writer: Writer, templated: QueryTemplates): EventWr
       let enqueued = false
       const result = await writer.run(async w => await job(w, {
         async add (resource, kind, record) {
+          if (withoutSubscriptions.has(w)) return
           const inserted = await w.executeQuery(templated('webhook event', eventValues(resource.collection, kind, record), slots => outboxInsert(w, slots)))
-          enqueued = enqueued || (inserted.numAffectedRows ?? 0n) > 0n
+          if ((inserted.numAffectedRows ?? 0n) > 0n) enqueued = true
+          else withoutSubscriptions.add(w)
         },
         async addAll (collection, kind, records) {
           await addEvents(w, collection, kind, records)

@@ -112,6 +112,22 @@ t.test('a subscription gets every matching write, signed per Standard Webhooks',
   assertProblem(t, purged, 404, 'not-found')
 })
 
+t.test('writes made at once each send their event once a subscription exists, and none before', async t => {
+  const app = await buildTestApp(t, { env: ALLOW })
+  const hook = await receiver(t)
+  // Made together, so that on SQLite they commit in one transaction (group commit).
+  const together = async (label: string): Promise<void> => {
+    const answers = await Promise.all(Array.from({ length: 20 }, async (_, i) => await post(app, '/v1/projects', { name: `${label} ${i}` })))
+    t.ok(answers.every(answer => answer.statusCode === 201), `${label}: 20 created`)
+  }
+  await together('unheard')
+  const subscription = await subscribe(app, hook.url, ['projects.created'])
+  await together('heard')
+  await attemptsOf(app, subscription.id, 20)
+  const names = (await hook.count(20)).map(item => (JSON.parse(item.body) as Json).data.name as string)
+  t.same(names.sort(), Array.from({ length: 20 }, (_, i) => `heard ${i}`).sort(), 'each write after subscribing, once; none from before')
+})
+
 t.test('an event carries the record as a GET shows it: never a write-only value', async t => {
   const vaults = defineResource({ collection: 'vaults', fields: Type.Object({ name: Type.String(), pin: Type.String({ writeOnly: true }) }) })
   const app = await buildTestApp(t, { env: ALLOW, definitions: [vaults] })
