@@ -40,6 +40,13 @@ export interface ChildLink {
   readonly onDelete: OnDelete
 }
 
+/** A relation by which records of `child` refer to a resource's records, declared from either side. */
+export interface Referrer {
+  readonly child: string
+  readonly foreignKey: string
+  readonly onDelete: OnDelete
+}
+
 export interface Resource {
   readonly definition: ResourceDefinition
   readonly collection: string
@@ -51,7 +58,13 @@ export interface Resource {
   readonly fields: ReadonlyMap<string, Field>
   readonly owner?: string
   readonly parents: readonly ParentLink[]
+  /** The has-many relations it declares: its related collections' paths and links. */
   readonly children: readonly ChildLink[]
+  /**
+   * Every relation by which records refer to its records, whether or not it
+   * declares the has-many side: what deleting one cascades to, or is refused by.
+   */
+  readonly referrers: readonly Referrer[]
 }
 
 export interface Model {
@@ -188,7 +201,10 @@ export function buildModel (definitions: readonly ResourceDefinition[]): Model {
       fields,
       owner: definition.owner,
       parents: Object.freeze(parents),
-      children: Object.freeze(children)
+      children: Object.freeze(children),
+      referrers: Object.freeze(definitions.flatMap(other => relations.get(other.collection)!.parents
+        .filter(link => link.parent === definition.collection)
+        .map(link => ({ child: other.collection, foreignKey: link.foreignKey, onDelete: link.onDelete }))))
     })
   })
   const byCollection = new Map(resources.map(r => [r.collection, r]))

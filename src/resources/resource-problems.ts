@@ -34,8 +34,7 @@ export interface ResourceProblems {
 function deleteCanBeRefused (model: Model, resource: Resource, seen = new Set<string>()): boolean {
   if (seen.has(resource.collection)) return false
   seen.add(resource.collection)
-  return model.resources.some(other => other.parents.some(link => link.parent === resource.collection &&
-    (link.onDelete === 'restrict' || deleteCanBeRefused(model, other, seen))))
+  return resource.referrers.some(link => link.onDelete === 'restrict' || deleteCanBeRefused(model, model.get(link.child), seen))
 }
 
 export function resourceProblems (model: Model, resource: Resource): ResourceProblems {
@@ -43,7 +42,7 @@ export function resourceProblems (model: Model, resource: Resource): ResourcePro
   const unique = resource.definition.unique
   const taken = unique.length === 0 ? undefined : `Another ${name} already has this ${unique.join(' or ')}${resource.owner === undefined ? '' : ' (among the caller\'s own)'}`
   // What the service names in a refused delete: the collections related with a restriction, as a count of each.
-  const holders = resource.children.filter(link => link.onDelete === 'restrict').map(link => `3 ${link.child}`)
+  const holders = resource.referrers.filter(link => link.onDelete === 'restrict').map(link => `3 ${link.child}`)
   return {
     notFound: { status: 404, error: notFound(resource, EXAMPLE_ID), description: `No ${name} with this id, or none the caller may see.` },
     changed: { status: 412, error: changedSince(resource, 'if-match') },

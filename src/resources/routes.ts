@@ -154,7 +154,7 @@ export async function resourceRoutes (app: FastifyInstance, { model, resource, m
       summary: `Delete a ${name}`,
       params: IdParams,
       headers: CONDITIONAL_WRITE,
-      response: { 204: { description: deletedWith(model, resource), type: 'null' }, ...problemResponses([400, problems.notFound, problems.deleteConflict, problems.changed, problems.ifMatchRequired]) }
+      response: { 204: { description: deletedWith(resource), type: 'null' }, ...problemResponses([400, problems.notFound, problems.deleteConflict, problems.changed, problems.ifMatchRequired]) }
     }
   })
 
@@ -197,9 +197,9 @@ export async function resourceRoutes (app: FastifyInstance, { model, resource, m
 }
 
 /** A delete's 204, saying which records go with it: those whose relation to it cascades. */
-function deletedWith (model: Model, resource: Resource): string {
-  const cascading = model.resources.filter(other => other.parents.some(link => link.parent === resource.collection && link.onDelete === 'cascade'))
-  return cascading.length === 0 ? 'Deleted.' : `Deleted, together with the ${cascading.map(other => other.collection).join(' and ')} that refer to it.`
+function deletedWith (resource: Resource): string {
+  const cascading = new Set(resource.referrers.filter(link => link.onDelete === 'cascade').map(link => link.child))
+  return cascading.size === 0 ? 'Deleted.' : `Deleted, together with the ${[...cascading].join(' and ')} that refer to it.`
 }
 
 export function resourcePrefix (resource: Resource): string {

@@ -12,7 +12,7 @@ import type { Database } from './dialect.js'
 const IDS_PER_QUERY = 500
 
 export function cascades (resource: Resource): boolean {
-  return resource.children.some(link => link.onDelete === 'cascade')
+  return resource.referrers.some(link => link.onDelete === 'cascade')
 }
 
 /**
@@ -24,7 +24,8 @@ export async function cascadedIds (executor: Kysely<Database>, model: Model, res
   const found = new Map<string, number[]>()
   const levels: Array<{ resource: Resource, ids: readonly number[] }> = [{ resource, ids: [id] }]
   for (let level = levels.shift(); level !== undefined; level = levels.shift()) {
-    for (const link of level.resource.children) {
+    // Declared from either side: a belongs-to with onDelete 'cascade' needs no has-many back.
+    for (const link of level.resource.referrers) {
       if (link.onDelete !== 'cascade') continue
       const known = seen.get(link.child) ?? new Set<number>()
       seen.set(link.child, known)

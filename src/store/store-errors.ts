@@ -64,7 +64,7 @@ export function storeErrors (dialect: Dialect, model: Model): StoreErrors {
 
   async function referencingChildren (resource: Resource, id: number): Promise<never> {
     const holders: string[] = []
-    for (const link of resource.children) {
+    for (const link of resource.referrers) {
       if (link.onDelete === 'cascade') continue
       const held = countValue(await countOf(db, link.child).where(link.foreignKey, '=', id).executeTakeFirst())
       if (held > 0) holders.push(`${held} ${link.child}`)

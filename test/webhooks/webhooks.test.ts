@@ -295,6 +295,31 @@ t.test('cascades are followed down every level, however many records they take',
   t.same(events.filter(event => event.type === 'cards.deleted').map(event => event.data.id).sort((a, b) => a - b), cardIds)
 })
 
+t.test('a cascade declared only on the belongs-to side sends the deleted events too', async t => {
+  // No has-many on boards: cards say how their board's delete treats them, and stickers refuse it.
+  const boards = defineResource({ collection: 'boards', fields: Type.Object({ name: Type.String() }) })
+  const cards = defineResource({ collection: 'cards', fields: Type.Object({ name: Type.String(), boardId: Type.Integer() }), relations: { board: belongsTo('boards', { foreignKey: 'boardId', onDelete: 'cascade' }) } })
+  const stickers = defineResource({ collection: 'stickers', fields: Type.Object({ name: Type.String(), cardId: Type.Integer() }), relations: { card: belongsTo('cards', { foreignKey: 'cardId' }) } })
+  const app = await buildTestApp(t, { env: ALLOW, definitions: [boards, cards, stickers] })
+  const hook = await receiver(t)
+  await subscribe(app, hook.url, ['*.deleted'])
+  const board = body(await post(app, '/v1/boards', { name: 'b' }))
+  const cardIds = await Promise.all([1, 2].map(async n => body(await post(app, '/v1/cards', { name: `card ${n}`, boardId: board.id })).id as number))
+  // Before, the database cascaded and no cards.deleted was ever sent.
+  t.equal((await app.inject({ method: 'DELETE', url: `/v1/boards/${board.id as number}` })).statusCode, 204)
+  const events = (await hook.count(3)).map(item => JSON.parse(item.body) as Json)
+  t.same(events.filter(event => event.type === 'cards.deleted').map(event => event.data.id as number).sort((a, b) => a - b), cardIds.sort((a, b) => a - b))
+
+  // A restriction declared only on the belongs-to side names what holds the record back.
+  const kept = body(await post(app, '/v1/cards', { name: 'held', boardId: body(await post(app, '/v1/boards', { name: 'c' })).id }))
+  await post(app, '/v1/stickers', { name: 's', cardId: kept.id })
+  const refused = assertProblem(t, await app.inject({ method: 'DELETE', url: `/v1/cards/${kept.id as number}` }), 409, 'still-referenced')
+  t.equal(refused.detail, 'this card is still referenced by 1 stickers; delete or move them first')
+  const document = body(await app.inject({ method: 'GET', url: '/openapi.json' }))
+  t.equal(document.paths['/v1/boards/{id}'].delete.responses['204'].description, 'Deleted, together with the cards that refer to it.')
+  t.ok(document.paths['/v1/cards/{id}'].delete.responses['409'], 'a card\'s delete documents its 409')
+})
+
 t.test('a finished delivery can be sent again, the same event freshly signed; not one still pending, nor to a disabled subscription', async t => {
   const app = await buildTestApp(t, { env: ALLOW })
   const hook = await receiver(t)
