@@ -7,12 +7,13 @@ import { Type } from '@sinclair/typebox'
 import type { FastifyReply, FastifyRequest, RouteHandlerMethod } from 'fastify'
 import { invalid } from '../errors.js'
 import { bodyMembers, refuseWithAll } from '../http/attached-validation.js'
-import type { AjvError } from '../http/ajv-issues.js'
+import { describeAjvErrors, type AjvError } from '../http/ajv-issues.js'
 import { formatEntityTag, httpDate, notModified, recordTag } from '../http/conditional.js'
+import { JSON_MEDIA_TYPE } from '../http/json-body.js'
 import { prefersMinimal } from '../http/prefer.js'
 import type { StoredRecord } from '../store/store.js'
 import type { CursorCodec } from './cursor.js'
-import { schemaIds } from './derive.js'
+import { readOnlyNames, schemaIds } from './derive.js'
 import { itemPath, represent } from './links.js'
 import { refuseInvalidQuery, sendList } from './list-handler.js'
 import { mergedValuesCheck } from './merged-check.js'
@@ -23,6 +24,8 @@ import { stamped, visibility } from './visibility.js'
 import { mergesObjects, patchedValues, readOnlyChanges, replacedValues, writableValues } from './writes.js'
 
 type Body = Record<string, unknown>
+/** A compiled body schema, as Fastify keeps one per media type. */
+type BodyValidator = ((value: unknown) => boolean) & { errors?: AjvError[] | null }
 type IdParams = { id: number }
 
 export interface ResourceHandlers {
@@ -91,6 +94,19 @@ export function resourceHandlers (model: Model, resource: Resource, { cursors, e
     refuseWithAll(request, 'body', [...missing, ...(current === undefined ? [] : readOnlyChanges(target, body, current))])
   }
 
+  /**
+   * A merge patch sent with no body at all. Its schema is chosen by media type
+   * (merge patch or JSON), and with no Content-Type Fastify chose none, so
+   * nothing refused it. It is refused as JSON's schema refuses a body that is
+   * no object, in the same words.
+   */
+  function refuseMissingPatch (request: FastifyRequest): void {
+    if (request.body !== undefined) return
+    const validate = (request.getValidationFunction('body') as unknown as Record<string, BodyValidator | undefined>)[JSON_MEDIA_TYPE]
+    if (validate === undefined || validate(null)) return
+    throw invalid(describeAjvErrors(validate.errors ?? [], 'body', readOnlyNames(resource)))
+  }
+
   /** Stores `values(current)` on the version read, under the request's preconditions. */
   async function save (request: FastifyRequest, reply: FastifyReply, values: (current: StoredRecord) => Body): Promise<unknown> {
     const target = targetOf(request)
@@ -132,6 +148,7 @@ export function resourceHandlers (model: Model, resource: Resource, { cursors, e
     },
 
     async update (request, reply) {
+      refuseMissingPatch(request)
       // Read only once save() has refused a body that failed its schema: that body may be null.
       return await save(request, reply, current => {
         const patch = request.body as Body

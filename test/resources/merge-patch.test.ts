@@ -107,3 +107,16 @@ t.test('a record (members named by pattern) is patched member by member too', as
   t.same(body(patched).tags, { b: 'y', c: 'z' })
   t.same(assertProblem(t, await patch({ tags: { b: 1 } }), 400, 'validation').errors, [{ in: 'body', pointer: '/tags/b', detail: 'must be string or null, not integer' }])
 })
+
+t.test('a PATCH with no body at all is refused as a PUT or POST without one is, and changes nothing', async t => {
+  const app = await buildTestApp(t)
+  const project = body(await post(app, '/v1/projects', { name: 'unpatched' }))
+  const url = `/v1/projects/${project.id as number}`
+  // Before, with no Content-Type no schema was chosen for the body, and the handler met undefined: a 500.
+  for (const [method, target] of [['PATCH', url], ['PUT', url], ['POST', '/v1/projects']] as const) {
+    const problem = assertProblem(t, await app.inject({ method, url: target }), 400, 'validation')
+    t.same(problem.errors, [{ in: 'body', pointer: '', detail: 'must be object, not null' }], `${method} without a body`)
+  }
+  t.same(body(await app.inject({ method: 'GET', url })), project, 'nothing changed')
+  assertProblem(t, await app.inject({ method: 'PATCH', url: '/v1/tasks/999999' }), 400, 'validation')
+})
