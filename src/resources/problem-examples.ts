@@ -10,6 +10,7 @@ import {
 } from '../errors.js'
 import { PROBLEM_MEDIA_TYPE, toProblem, type Problem } from '../http/problem.js'
 
+// The document's transform sets each example's instance to its own operation's path (withExampleInstance).
 const CONTEXT = { instance: '/v1/projects/7', requestId: '8d0f1b1e-54a3-4c8b-9a3e-2f0b7c6d5e41' }
 
 /** The error each status is shown with: the most common cause of it. */
@@ -97,7 +98,7 @@ export function requestInputOf (schema: { body?: unknown, querystring?: unknown,
 }
 
 /** `responses` with the example of `status` made from `error`, as the service would answer it. Copies: response objects are shared between routes. */
-export function withProblemExample (responses: Readonly<Record<string, unknown>>, status: number, error: unknown): Record<string, unknown> {
+function withProblemExample (responses: Readonly<Record<string, unknown>>, status: number, error: unknown): Record<string, unknown> {
   const response = responses[status] as { content?: Record<string, object> } | undefined
   if (response?.content === undefined) return { ...responses }
   const example = exampleOf(error)
