@@ -102,6 +102,9 @@ export function jwtVerifier (log: FastifyBaseLogger, settings: JwtSettings): Jwt
       // Expired (or trusted long enough): verified afresh, which also gives the right refusal.
       verified.delete(token)
     }
+    // Not three dot-separated parts: refused here as fast-jwt would, without building its error (a stack trace, a tenth of a 401's CPU).
+    const firstDot = token.indexOf('.')
+    if (firstDot === -1 || firstDot === token.lastIndexOf('.')) throw invalidToken(REASONS.FAST_JWT_MALFORMED!)
     try {
       const claims = await verify(token) as TokenClaims
       if (typeof claims.sub !== 'string' || claims.sub === '' || (claims.scope !== undefined && typeof claims.scope !== 'string')) {

@@ -37,6 +37,7 @@ t.test('every kind of bad token is 401 invalid_token, never 500', async t => {
     'other scheme': `Token ${valid}`,
     'Basic on a resource route': `Basic ${Buffer.from('id:secret').toString('base64')}`,
     'not a JWT': 'Bearer abc.def',
+    'no parts at all': 'Bearer nope',
     'garbage JWT': 'Bearer a.b.c',
     'alg none': `Bearer ${b64({ alg: 'none', typ: 'JWT' })}.${b64({ sub: 'u', scope: 'admin', exp: now() + 60 })}.`,
     'tampered payload': `Bearer ${tampered}`,
@@ -64,6 +65,12 @@ t.test('every kind of bad token is 401 invalid_token, never 500', async t => {
     t.match((await app.inject({ method: 'GET', url: READ, headers: { authorization: cases[name]! } })).json().detail, /^a Bearer credential is one token/, name)
   }
   t.match((await app.inject({ method: 'GET', url: READ, headers: { authorization: cases['other scheme']! } })).json().detail, /^only Bearer credentials/)
+  // A token without three parts is refused before fast-jwt sees it, in the words fast-jwt's refusal gets.
+  const detailOf = async (authorization: string): Promise<unknown> => (await app.inject({ method: 'GET', url: READ, headers: { authorization } })).json().detail
+  const malformed = await detailOf(cases['garbage JWT']!)
+  t.equal(malformed, 'the token is malformed or its signature does not verify')
+  t.equal(await detailOf(cases['not a JWT']!), malformed)
+  t.equal(await detailOf(cases['no parts at all']!), malformed)
 })
 
 t.test('a token accepted (and so remembered) is refused once it expires', async t => {
