@@ -21,7 +21,7 @@ import { loggerOptions, OneLineLogController, type LogDestination } from './http
 import { transportOptions, type TlsMaterial } from './http/transport.js'
 import { MAX_PATH_PARAMETER_LENGTH } from './http/unroutable-path.js'
 import { continueWhenBodyIsRead } from './http/expect-continue.js'
-import { Problem } from './http/problem.js'
+import { Problem, schemaError } from './http/problem.js'
 import { buildSerializer } from './http/serializer.js'
 import { buildValidator } from './http/validator.js'
 import { CURRENT_VERSION, rewriteVersionedUrl } from './http/versions.js'
@@ -108,6 +108,7 @@ export async function buildApp ({ config, definitions, store: givenStore, logStr
     clientErrorHandler: clientErrorHandler(securityHeaders),
     frameworkErrors: routingErrorHandler(securityHeaders),
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PATH_PARAMETER_LENGTH },
+    schemaErrorFormatter: schemaError,
     schemaController: { compilersFactory: { buildValidator: buildValidator(keywords), buildSerializer: buildSerializer() } }
   } as FastifyServerOptions) as unknown as FastifyInstance
   app.server.maxConnections = config.maxConnections

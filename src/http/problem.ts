@@ -68,6 +68,21 @@ export function problemBody (status: number, detail: string, context: ProblemCon
   }
 }
 
+/**
+ * The error Fastify makes of a failed schema, worded as Fastify's own but
+ * without a stack: the problem is built from its issues, and a refusal never
+ * logs one. Capturing it was 6 % of the CPU of a 400.
+ */
+export function schemaError (errors: ReadonlyArray<{ instancePath?: string, message?: string }>, dataVar: string): Error {
+  const depth = Error.stackTraceLimit
+  Error.stackTraceLimit = 0
+  try {
+    return new Error(errors.map(issue => `${dataVar}${issue.instancePath ?? ''} ${issue.message ?? ''}`).join(', '))
+  } finally {
+    Error.stackTraceLimit = depth
+  }
+}
+
 export function toProblem (error: unknown, context: ProblemContext): ProblemAnswer {
   const err = (typeof error === 'object' && error !== null ? error : {}) as ErrorLike
   if (Array.isArray(err.validation)) {
