@@ -48,10 +48,10 @@ const REASONS: Record<string, string> = {
 
 export type JwtVerifier = (token: string) => Promise<TokenClaims>
 
-/** Verified tokens remembered; the oldest is forgotten first. */
 /** keyFor's own refusals, which fast-jwt hands back wrapped: a token refused (401), an issuer that could not be reached (503). */
 const OWN_REFUSALS = new Set(['RSY_ERR_AUTH_INVALID', 'RSY_ERR_ISSUER_UNREACHABLE'])
 
+/** Verified tokens remembered; the oldest is forgotten first. */
 const VERIFIED_CACHE_SIZE = 1000
 /** A verified token is trusted again without a check for at most this long (and never past its exp), as fast-jwt's own cache. */
 const VERIFIED_CACHE_MS = 10 * 60_000
