@@ -41,6 +41,18 @@ const TYPES: Record<ColumnKind, 'text' | 'integer' | 'real'> = {
 /** Page cache per connection, in KiB. */
 const CACHE_KIB = 8192
 
+/**
+ * Bytes per database page, for files this creates (an existing file keeps its
+ * own). Every write puts each page it changes into the WAL whole, and a record
+ * changes one page per index it is in (a task: nine), so a smaller page is
+ * less to write, fsync and copy back at checkpoint. Against SQLite's 4096, on
+ * the bench's tasks in five interleaved pairs: POST +14 to +50 % req/s, PATCH
+ * within noise, reads unchanged, peak RSS 5 to 10 MB lower. Not 1024: a
+ * record past ~2 KB, or an index key past ~490 bytes, spills to overflow
+ * pages, and at 1024 that begins at ~1 KB and ~230 bytes.
+ */
+const PAGE_BYTES = 2048
+
 /** Statements prepared once per distinct SQL text; the queries come from the definitions, so there are few. */
 const STATEMENT_CACHE_SIZE = 500
 
@@ -101,6 +113,8 @@ function reusingStatements (database: BetterSqlite3.Database): StatementSource {
 
 function connect ({ file, synchronous }: SqliteOptions): BetterSqlite3.Database {
   const database = new BetterSqlite3(file)
+  // Only a file with no page yet takes it: before journal_mode, whose switch to WAL writes the first page.
+  database.pragma(`page_size = ${PAGE_BYTES}`)
   database.pragma('journal_mode = WAL')
   database.pragma(`synchronous = ${synchronous}`)
   database.pragma('foreign_keys = ON')
