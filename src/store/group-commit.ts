@@ -40,7 +40,12 @@ const SAVEPOINT = CompiledQuery.raw('savepoint grouped_write')
 const ROLLBACK_TO = CompiledQuery.raw('rollback to grouped_write')
 const RELEASE = CompiledQuery.raw('release grouped_write')
 
-export function groupCommitWriter (db: Kysely<Database>): Writer {
+/**
+ * `afterCommit` runs once each group is on disk and its writes are settled:
+ * for what the commit made stale elsewhere. It must not throw (the writes it
+ * follows are committed whatever it does).
+ */
+export function groupCommitWriter (db: Kysely<Database>, afterCommit?: () => void): Writer {
   let queue: Pending[] = []
   let flushing = false
 
@@ -76,7 +81,9 @@ export function groupCommitWriter (db: Kysely<Database>): Writer {
       } catch (error) {
         // The commit itself failed: nothing of this group is on disk.
         for (const pending of group) pending.reject(error)
+        continue
       }
+      afterCommit?.()
     }
     flushing = false
   }

@@ -153,13 +153,16 @@ export function openSqlite (options: SqliteOptions): Dialect {
   const dataVersion = reading.prepare('pragma data_version').pluck()
   // A deferred transaction: its snapshot is taken by the first read in it.
   const snapshot = reading.transaction((read: () => unknown) => read())
+  // Any commit in WAL mode makes the reader drop its whole page cache at its next read, so its pages are
+  // dead weight from then on: freed at once, the writer's pages reuse their memory instead of adding to it.
+  const releaseReaderPages = reading.prepare('pragma shrink_memory')
 
   return {
     name: 'sqlite',
     descendingNullsLastNeedsIndex: false,
     writesOneAtATime: true,
     db,
-    writer: groupCommitWriter(writing),
+    writer: options.file === ':memory:' ? groupCommitWriter(writing) : groupCommitWriter(writing, () => { releaseReaderPages.run() }),
     columnType: kind => TYPES[kind],
     idColumn: column => column.primaryKey().autoIncrement(),
     encode (kind, value) {
