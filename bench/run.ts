@@ -4,7 +4,8 @@
  * same run on the same machine, in turns with each measured run (a shared
  * machine's speed drifts by tens of percent within minutes; a ratio against a
  * baseline taken at the start mixed that drift into every figure). The
- * servers are pinned to CPU 0 and the load generator (this process) to CPU 1
+ * 100k and 1M services run side by side, and each scaled workload is measured
+ * on both back to back, for the same reason. The servers are pinned to CPU 0 and the load generator (this process) to CPU 1
  * when taskset exists.
  */
 import { spawnSync } from 'node:child_process'
@@ -17,7 +18,7 @@ import { hashApiKey, newApiKey } from '../src/auth/secrets.js'
 import { cursorCodec } from '../src/resources/cursor.js'
 import { budgetVerdicts, formatVerdict, premiseLine } from './budget.js'
 import { seed } from './seed.js'
-import { CONNECTIONS, dist, DURATION, HELLO, measure, pinned, quick, RUNS, start, type Figures, type Workload } from './measure.js'
+import { CONNECTIONS, dist, DURATION, HELLO, measure, pinned, quick, RUNS, start, type Figures, type Server, type Workload } from './measure.js'
 
 const SECRET = 'bench-secret-bench-secret-bench-secret-123'
 
@@ -34,6 +35,36 @@ if (pinned && process.env.RESOURCERY_BENCH_PINNED !== '1') {
 
 const NAIVE_ONE = 'naive stack: GET one task (JWT)'
 const NAIVE_LIST = 'naive stack: list of 20 + count'
+
+/** The service on a seeded file, with an API key of its own and the file's cursor-signing key. */
+interface Service { server: Server, apiKey: string, cursors: ReturnType<typeof cursorCodec> }
+
+async function serve (file: string, port: number, dataDir: string): Promise<Service> {
+  const db = new BetterSqlite3(file)
+  const key = newApiKey()
+  db.prepare('insert into resourcery_api_keys (name, prefix, hash, scopes, createdAt) values (?, ?, ?, ?, ?)').run('bench', key.prefix, hashApiKey(key.key), '["admin"]', new Date().toISOString())
+  const server = await start([...startFlags(), join(dist, 'src/server.js')], {
+    NODE_ENV: 'production', DATABASE_URL: `sqlite:${file}`, PORT: String(port), JWT_SECRET: SECRET, RATE_LIMIT_MAX: '100000000', LOG_LEVEL: 'info', DATA_DIR: dataDir
+  }, port)
+  const secretRow = db.prepare("select value from resourcery_secrets where name = 'cursor-signing'").get() as { value: string }
+  db.close()
+  return { server, apiKey: key.key, cursors: cursorCodec(Buffer.from(secretRow.value, 'base64')) }
+}
+
+/** Measured at both sizes: their 1M / 100k ratios are the growth figures. */
+function scaledWorkloads ({ cursors }: Service, auth: Record<string, string>): Workload[] {
+  const deepCursor = cursors.encode({ sort: 'id', values: [80_000] })
+  // Under a key that can be missing, about 80 % of the way (months 1–12 and the tasks without a date last).
+  const dueCursor = cursors.encode({ sort: 'dueDate,id', values: ['2026-10-15', 50_000] })
+  return [
+    { name: 'GET list of 20 + X-Total-Count', path: '/v1/tasks?limit=20', headers: auth },
+    { name: 'GET filtered + sorted list', path: '/v1/tasks?filter=active&sort=-priority&limit=20', headers: auth },
+    // An equality on one column, sorted on another: SQLite alone would read and sort a third of the table (index-choice.ts).
+    { name: 'GET status=todo, sort=-priority', path: '/v1/tasks?status=todo&sort=-priority&limit=20', headers: auth },
+    { name: 'GET deep position by cursor', path: `/v1/tasks?limit=20&cursor=${deepCursor}`, headers: auth },
+    { name: 'GET deep cursor, sort=dueDate', path: `/v1/tasks?sort=dueDate&limit=20&cursor=${dueCursor}`, headers: auth }
+  ]
+}
 
 async function main (): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'resourcery-bench-'))
@@ -55,64 +86,54 @@ async function main (): Promise<void> {
   record('contract floor (headers, log line)', await measure(floor, { name: 'floor', path: '/v1/tasks/12345' }, hello))
   floor.child.kill()
 
-  for (const [label, tasks] of quick ? [['100k', 100_000]] as const : [['100k', 100_000], ['1M', 1_000_000]] as const) {
-    const file = join(dir, `${label}.db`)
-    process.stderr.write(`seeding ${label} tasks…\n`)
-    await seed(file, 10_000, tasks)
-    const jwt = `Bearer ${createSigner({ key: SECRET, algorithm: 'HS256', expiresIn: 3_600_000 })({ sub: 'bench', scope: 'admin' })}`
-    const auth = { authorization: jwt }
-    if (label === '100k') {
-      // The stack the budget's premise names, on the same file, before the service opens it.
-      const naive = await start([join(dist, 'bench/naive.js'), '3904', file, SECRET], {}, 3904)
-      record(NAIVE_ONE, await measure(naive, { name: 'naive GET one', path: '/v1/tasks/12345', headers: auth }, hello))
-      record(NAIVE_LIST, await measure(naive, { name: 'naive list', path: '/v1/tasks?limit=20', headers: auth }, hello))
-      naive.child.kill()
-    }
-    const db = new BetterSqlite3(file)
-    const key = newApiKey()
-    db.prepare('insert into resourcery_api_keys (name, prefix, hash, scopes, createdAt) values (?, ?, ?, ?, ?)').run('bench', key.prefix, hashApiKey(key.key), '["admin"]', new Date().toISOString())
-    const server = await start([...startFlags(), join(dist, 'src/server.js')], {
-      NODE_ENV: 'production', DATABASE_URL: `sqlite:${file}`, PORT: '3902', JWT_SECRET: SECRET, RATE_LIMIT_MAX: '100000000', LOG_LEVEL: 'info', DATA_DIR: dir
-    }, 3902)
-    const secretRow = db.prepare("select value from resourcery_secrets where name = 'cursor-signing'").get() as { value: string }
-    db.close()
-    const etag = (await fetch(`${server.base}/v1/tasks/12345`, { headers: auth })).headers.get('etag')!
-    const cursors = cursorCodec(Buffer.from(secretRow.value, 'base64'))
-    const deepCursor = cursors.encode({ sort: 'id', values: [80_000] })
-    // Under a key that can be missing, about 80 % of the way (months 1–12 and the tasks without a date last).
-    const dueCursor = cursors.encode({ sort: 'dueDate,id', values: ['2026-10-15', 50_000] })
-    // Measured at both sizes: their 1M / 100k ratios are the growth figures.
-    const scaled: Workload[] = [
-      { name: 'GET list of 20 + X-Total-Count', path: '/v1/tasks?limit=20', headers: auth },
-      { name: 'GET filtered + sorted list', path: '/v1/tasks?filter=active&sort=-priority&limit=20', headers: auth },
-      // An equality on one column, sorted on another: SQLite alone would read and sort a third of the table (index-choice.ts).
-      { name: 'GET status=todo, sort=-priority', path: '/v1/tasks?status=todo&sort=-priority&limit=20', headers: auth },
-      { name: 'GET deep position by cursor', path: `/v1/tasks?limit=20&cursor=${deepCursor}`, headers: auth },
-      { name: 'GET deep cursor, sort=dueDate', path: `/v1/tasks?sort=dueDate&limit=20&cursor=${dueCursor}`, headers: auth }
-    ]
-    const workloads: Workload[] = label === '100k'
-      ? [
-          { name: 'GET one task (JWT)', path: '/v1/tasks/12345', headers: auth },
-          { name: 'GET one task (API key)', path: '/v1/tasks/12345', headers: { authorization: `Bearer ${key.key}` } },
-          { name: 'GET one task, 304 revalidation', path: '/v1/tasks/12345', headers: { ...auth, 'if-none-match': etag }, expect: 304 },
-          ...scaled,
-          // What a browser sends: every list it reads is compressed (content-coding.ts).
-          { name: 'GET list of 20, browser (br)', path: '/v1/tasks?limit=20', headers: { ...auth, 'accept-encoding': 'gzip, deflate, br' } },
-          { name: 'GET deep page (page 4000)', path: '/v1/tasks?page=4000&limit=20', headers: auth },
-          { name: 'POST a task (durable, FULL)', method: 'POST', path: '/v1/tasks', headers: { ...auth, 'content-type': 'application/json' }, body: '{"name":"bench","projectId":1}', expect: 201 },
-          { name: 'PATCH a task with If-Match', method: 'PATCH', path: '/v1/tasks/{id}', ids: tasks, headers: { ...auth, 'content-type': 'application/merge-patch+json', 'if-match': '*' }, body: '{"priority":2}' }
-        ]
-      : scaled
-    for (const workload of workloads) {
-      process.stderr.write(`${label}: ${workload.name}…\n`)
-      record(`${workload.name} [${label}]`, await measure(server, workload, hello))
-    }
-    server.child.kill('SIGTERM')
+  const jwt = `Bearer ${createSigner({ key: SECRET, algorithm: 'HS256', expiresIn: 3_600_000 })({ sub: 'bench', scope: 'admin' })}`
+  const auth = { authorization: jwt }
+  const files = { '100k': join(dir, '100k.db'), '1M': join(dir, '1M.db') }
+  process.stderr.write('seeding 100k tasks…\n')
+  await seed(files['100k'], 10_000, 100_000)
+  // The stack the budget's premise names, on the same file, before the service opens it.
+  const naive = await start([join(dist, 'bench/naive.js'), '3904', files['100k'], SECRET], {}, 3904)
+  record(NAIVE_ONE, await measure(naive, { name: 'naive GET one', path: '/v1/tasks/12345', headers: auth }, hello))
+  record(NAIVE_LIST, await measure(naive, { name: 'naive list', path: '/v1/tasks?limit=20', headers: auth }, hello))
+  naive.child.kill()
+  if (!quick) {
+    process.stderr.write('seeding 1M tasks…\n')
+    await seed(files['1M'], 10_000, 1_000_000)
   }
+
+  const small = await serve(files['100k'], 3902, dir)
+  // Both sizes are served at once, so that each scaled workload is measured on the two back to back: its
+  // growth figure compares ratios taken a minute apart, not a quarter of an hour (the machine drifts).
+  const large = quick ? undefined : await serve(files['1M'], 3905, dir)
+  const etag = (await fetch(`${small.server.base}/v1/tasks/12345`, { headers: auth })).headers.get('etag')!
+  const run = async (label: '100k' | '1M', service: Service, workload: Workload): Promise<void> => {
+    process.stderr.write(`${label}: ${workload.name}…\n`)
+    record(`${workload.name} [${label}]`, await measure(service.server, workload, hello))
+  }
+  for (const workload of [
+    { name: 'GET one task (JWT)', path: '/v1/tasks/12345', headers: auth },
+    { name: 'GET one task (API key)', path: '/v1/tasks/12345', headers: { authorization: `Bearer ${small.apiKey}` } },
+    { name: 'GET one task, 304 revalidation', path: '/v1/tasks/12345', headers: { ...auth, 'if-none-match': etag }, expect: 304 }
+  ]) await run('100k', small, workload)
+  const scaledLarge = large === undefined ? [] : scaledWorkloads(large, auth)
+  for (const [i, workload] of scaledWorkloads(small, auth).entries()) {
+    await run('100k', small, workload)
+    const atScale = scaledLarge[i]
+    if (large !== undefined && atScale !== undefined) await run('1M', large, atScale)
+  }
+  large?.server.child.kill('SIGTERM')
+  for (const workload of [
+    // What a browser sends: every list it reads is compressed (content-coding.ts).
+    { name: 'GET list of 20, browser (br)', path: '/v1/tasks?limit=20', headers: { ...auth, 'accept-encoding': 'gzip, deflate, br' } },
+    { name: 'GET deep page (page 4000)', path: '/v1/tasks?page=4000&limit=20', headers: auth },
+    { name: 'POST a task (durable, FULL)', method: 'POST', path: '/v1/tasks', headers: { ...auth, 'content-type': 'application/json' }, body: '{"name":"bench","projectId":1}', expect: 201 },
+    { name: 'PATCH a task with If-Match', method: 'PATCH', path: '/v1/tasks/{id}', ids: 100_000, headers: { ...auth, 'content-type': 'application/merge-patch+json', 'if-match': '*' }, body: '{"priority":2}' }
+  ] satisfies Workload[]) await run('100k', small, workload)
+  small.server.child.kill('SIGTERM')
   hello.child.kill()
   // The seeded databases (about 1 GB with the 1M one and the bare insert's WAL) go with the run.
   rmSync(dir, { recursive: true, force: true })
-  // Growth compares the ratios, not req/s: minutes apart, the machine's own speed has drifted.
+  // Growth compares the ratios, not req/s: even a minute apart, the machine's own speed has drifted.
   for (const name of Object.keys(results).filter(key => key.endsWith(' [1M]')).map(key => key.slice(0, -' [1M]'.length))) {
     const small = results[`${name} [100k]`]
     const large = results[`${name} [1M]`]
