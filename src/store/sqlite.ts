@@ -162,7 +162,7 @@ export function openSqlite (options: SqliteOptions): Dialect {
     descendingNullsLastNeedsIndex: false,
     writesOneAtATime: true,
     db,
-    writer: options.file === ':memory:' ? groupCommitWriter(writing) : groupCommitWriter(writing, () => { releaseReaderPages.run() }),
+    writer: groupCommitWriter(writing, options.file === ':memory:' ? undefined : () => { releaseReaderPages.run() }),
     columnType: kind => TYPES[kind],
     idColumn: column => column.primaryKey().autoIncrement(),
     encode (kind, value) {
