@@ -96,7 +96,7 @@ export async function sendList (request: FastifyRequest, reply: FastifyReply, ta
   // What the page says of the collection besides its records: part of its tag.
   let navigation: string
   if (list.mode === 'page') {
-    const [page, total] = await Promise.all([store.list(target, { ...list.store, where }), store.count(target, where)])
+    const { records: page, total } = await store.countedPage(target, { ...list.store, where })
     read = records = page
     navigation = String(total)
     reply.header('x-total-count', total).header('link', pageLinks(path, search, list.page, list.limit, total))

@@ -24,7 +24,7 @@ import { reads } from './reads.js'
 import { rowCodec, type Row } from './row-codec.js'
 import { migrateSchema } from './schema-migration.js'
 import { stampedCache } from './stamped-cache.js'
-import type { Edit, InsertOptions, ListQuery, MigrationReport, Store, StoredRecord, WriteMiss, WriteOptions } from './store.js'
+import type { CountedPage, Edit, InsertOptions, ListQuery, MigrationReport, Store, StoredRecord, WriteMiss, WriteOptions } from './store.js'
 import { storeErrors } from './store-errors.js'
 import { SECRETS_TABLE, tableSpec } from './tables.js'
 import { webhookStore } from './webhooks.js'
@@ -37,10 +37,10 @@ function namedSlots (columns: readonly string[], values: readonly unknown[]): Ro
 }
 
 /**
- * Pages remembered with the change stamp, where reading it is local, and how
- * many rows a page may have to be remembered (100 records, and the one more a
- * cursor page reads to know whether another follows): at most about 10,000
- * records are held.
+ * Pages remembered with the change stamp (where reading it is local, or where
+ * a count read with the page reads it anyway), and how many rows a page may
+ * have to be remembered (100 records, and the one more a cursor page reads to
+ * know whether another follows): at most about 10,000 records are held.
  */
 const PAGES_REMEMBERED = 100
 const PAGE_ROWS_REMEMBERED = 101
@@ -117,6 +117,18 @@ export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs 
     ? async () => undefined
     : indexChoice({ rows: async resource => await count(resource, []), matchesUpTo })
 
+  async function readPage (resource: Resource, query: ListQuery): Promise<StoredRecord[]> {
+    const queries = pageQuery(resource, query, await unindexedColumns(resource, query))
+    const rows = queries.length === 1 ? await read<Row>(queries[0]!) : readInTurn<Row>(queries, query.limit)
+    return rows.map(row => codec.decode(resource, row))
+  }
+
+  /** A page asked for again while nothing changed (a collection's first page, polled) is given back without reading it. */
+  async function rememberedPage (resource: Resource, query: ListQuery): Promise<StoredRecord[]> {
+    if (query.limit > PAGE_ROWS_REMEMBERED) return await readPage(resource, query)
+    return await remembered(pages, `${resource.collection} ${JSON.stringify(query)}`, async () => await readPage(resource, query))
+  }
+
   return {
     dialect: dialect.name,
     credentials: guarded(cachingApiKeys(credentialStore(writer.db), apiKeyCacheMs)),
@@ -151,17 +163,16 @@ export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs 
     },
 
     async list (resource: Resource, query: ListQuery): Promise<StoredRecord[]> {
-      const readPage = async (): Promise<StoredRecord[]> => {
-        const queries = pageQuery(resource, query, await unindexedColumns(resource, query))
-        const rows = queries.length === 1 ? await read<Row>(queries[0]!) : readInTurn<Row>(queries, query.limit)
-        return rows.map(row => codec.decode(resource, row))
-      }
-      // A page asked for again while nothing changed (a collection's first page, polled) is given back without reading it.
-      if (!dialect.localChangeStamp || query.limit > PAGE_ROWS_REMEMBERED) return await readPage()
-      return await remembered(pages, `${resource.collection} ${JSON.stringify(query)}`, readPage)
+      return dialect.localChangeStamp ? await rememberedPage(resource, query) : await readPage(resource, query)
     },
 
     count,
+
+    async countedPage (resource: Resource, query: ListQuery): Promise<CountedPage> {
+      // Started in one turn, the two share one read of the change stamp (oncePerTurn).
+      const [records, total] = await Promise.all([rememberedPage(resource, query), count(resource, query.where)])
+      return { records, total }
+    },
 
     async get (resource: Resource, id: number, options?: WriteOptions): Promise<StoredRecord | undefined> {
       const [row] = await read<Row>(selectById(db, resource, id, options))

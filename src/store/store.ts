@@ -44,6 +44,12 @@ export interface ListQuery {
   readonly after?: readonly unknown[]
 }
 
+export interface CountedPage {
+  readonly records: StoredRecord[]
+  /** How many records match the query's conditions, on every page. */
+  readonly total: number
+}
+
 export interface WriteOptions {
   /** Extra conditions the row must meet (ownership); otherwise the write affects nothing. */
   readonly where?: readonly Condition[]
@@ -79,6 +85,13 @@ export interface Store {
 
   list (resource: Resource, query: ListQuery): Promise<StoredRecord[]>
   count (resource: Resource, where: readonly Condition[]): Promise<number>
+  /**
+   * A page and the count of every record matching `query.where`, read
+   * together: they read the change stamp once between them, so the page is
+   * remembered by it even where that read is a round trip (PostgreSQL), which
+   * `list` alone does not pay for.
+   */
+  countedPage (resource: Resource, query: ListQuery): Promise<CountedPage>
   get (resource: Resource, id: number, options?: WriteOptions): Promise<StoredRecord | undefined>
   /** The issues of `values` whose foreign keys point at no row: what an insert or update of them would be refused for. */
   missingParents (resource: Resource, values: Readonly<Record<string, unknown>>): Promise<ProblemIssue[]>
