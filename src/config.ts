@@ -23,6 +23,9 @@ export const Settings = Type.Object({
   }),
   DATABASE_POOL_SIZE: Type.Integer({ minimum: 1, maximum: 1000, default: 10, description: 'PostgreSQL connections per process.' }),
   DATABASE_TIMEOUT_MS: Type.Integer({ minimum: 100, default: 5000, description: 'PostgreSQL: longest wait to connect and for one statement; past it the request is a 503.' }),
+  DATABASE_PREPARED_STATEMENTS: Type.Union([Type.Literal('0'), Type.Literal('1')], {
+    default: '1', description: 'PostgreSQL: 1 prepares the hot statements once per connection (parsed and planned once). 0 behind a pooler that cannot keep them: PgBouncer in transaction mode without max_prepared_statements (before 1.21 it has none).'
+  }),
   SQLITE_SYNCHRONOUS: Type.Union([Type.Literal('FULL'), Type.Literal('NORMAL'), Type.Literal('EXTRA')], {
     default: 'FULL', description: 'FULL: an acknowledged write survives a power loss. NORMAL: only a process crash, but faster.'
   }),

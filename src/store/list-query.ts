@@ -43,7 +43,7 @@ export function listQuery (db: Kysely<Database>, codec: RowCodec, clauses: Condi
       return select
     }
     const matches = (conditions: Where, branch?: Where): RowSelect => {
-      let select = db.selectFrom(resource.collection).selectAll()
+      let select = db.selectFrom(resource.collection).select(codec.columns(resource))
       if (where.length > 0) select = select.where(conditions)
       return branch === undefined ? select : select.where(branch)
     }
@@ -54,9 +54,9 @@ export function listQuery (db: Kysely<Database>, codec: RowCodec, clauses: Condi
       if (from === undefined || branches.length === 1) return ordered(matches(conditions, branches[0])).limit(limit).offset(offset)
       // After a position: each branch is one index range, read in order up to the page's length;
       // the page is the first of their union, sorted again (a few dozen rows at most).
-      const ranges = branches.map((branch, i) => db.selectFrom(ordered(matches(conditions, branch)).limit(limit).as(`range${i}`)).selectAll())
+      const ranges = branches.map((branch, i) => db.selectFrom(ordered(matches(conditions, branch)).limit(limit).as(`range${i}`)).select(codec.columns(resource)))
       const union = ranges.slice(1).reduce((all, range) => all.unionAll(range), ranges[0]!)
-      return ordered(db.selectFrom(union.as('after')).selectAll()).limit(limit).offset(offset)
+      return ordered(db.selectFrom(union.as('after')).select(codec.columns(resource))).limit(limit).offset(offset)
     }
 
     const page = (range?: number): CompiledQuery => {

@@ -11,6 +11,8 @@ export interface StoreOptions {
   readonly sqliteSynchronous: SqliteSynchronous
   readonly databasePoolSize?: number
   readonly databaseTimeoutMs?: number
+  /** PostgreSQL: `1` (the default) prepares the hot statements once per connection (DATABASE_PREPARED_STATEMENTS). */
+  readonly databasePreparedStatements?: '0' | '1'
   /** `5s`, `0`…: how long a looked-up API key is reused (API_KEY_CACHE_TTL). */
   readonly apiKeyCacheTtl?: string
 }
@@ -24,7 +26,12 @@ export function sqliteFile (databaseUrl: string): string {
 async function openDialect (options: StoreOptions): Promise<Dialect> {
   if (options.databaseUrl.startsWith('sqlite:')) return openSqlite({ file: sqliteFile(options.databaseUrl), synchronous: options.sqliteSynchronous })
   // pg is loaded only when it is used: a process on SQLite does not carry it in memory.
-  return (await import('./postgres.js')).openPostgres({ url: options.databaseUrl, poolSize: options.databasePoolSize ?? 10, timeoutMs: options.databaseTimeoutMs ?? 5000 })
+  return (await import('./postgres.js')).openPostgres({
+    url: options.databaseUrl,
+    poolSize: options.databasePoolSize ?? 10,
+    timeoutMs: options.databaseTimeoutMs ?? 5000,
+    prepare: options.databasePreparedStatements !== '0'
+  })
 }
 
 /**

@@ -7,6 +7,7 @@
 import { CompiledQuery, Kysely, PostgresDialect, sql, type SqlBool } from 'kysely'
 import pg from 'pg'
 import { directWriter } from './group-commit.js'
+import { preparingPool } from './prepared-statements.js'
 import type { ConstraintViolation, Database, Dialect } from './dialect.js'
 import { keepRowCounts, keepValueCounts, TALLY_SHARDS } from './postgres-tallies.js'
 import { POSTGRES_MAX_NAME_BYTES } from './identifiers.js'
@@ -17,6 +18,8 @@ export interface PostgresOptions {
   readonly poolSize: number
   /** Bound on connecting and on each statement, so an outage answers 503 instead of hanging. */
   readonly timeoutMs: number
+  /** Named prepared statements (prepared-statements.ts); off behind a pooler that cannot keep them. */
+  readonly prepare: boolean
 }
 
 const TYPES: Record<ColumnKind, string> = {
@@ -61,7 +64,7 @@ export function openPostgres (options: PostgresOptions): Dialect {
   // Nor one that breaks while checked out between two statements of a transaction: pg emits that on the
   // client, not the pool; the transaction's next statement fails and becomes a 503.
   pool.on('connect', client => { client.on('error', () => {}) })
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: options.prepare ? preparingPool(pool) : pool }) })
 
   return {
     name: 'postgres',

@@ -13,6 +13,14 @@ export interface RowCodec {
   /** The kind of a column; a name the definitions do not have is a bug and throws, never reaches SQL. */
   kind (resource: Resource, column: string): ColumnKind
   nullable (resource: Resource, column: string): boolean
+  /**
+   * Every column of the resource's table, by name: what its reads select and
+   * its writes return. Never `*`: that would take in a column another process
+   * adds (a newer version's additive migration, in a rolling deploy), and a
+   * PostgreSQL statement prepared before it then fails ("cached plan must not
+   * change result type").
+   */
+  columns (resource: Resource): readonly string[]
   decode (resource: Resource, row: Row): StoredRecord
   /** The definition's fields (and owner) of a write, as the driver stores them. */
   encodeFields (resource: Resource, values: Readonly<Record<string, unknown>>): Row
@@ -23,6 +31,7 @@ export interface RowCodec {
 export function rowCodec (dialect: Dialect, specs: ReadonlyMap<string, TableSpec>): RowCodec {
   const kinds = new Map([...specs].map(([table, spec]) => [table, new Map(spec.columns.map(column => [column.name, column.kind]))]))
   const nullable = new Map([...specs].map(([table, spec]) => [table, new Set(spec.columns.filter(column => !column.notNull).map(column => column.name))]))
+  const columns = new Map([...specs].map(([table, spec]) => [table, spec.columns.map(column => column.name)]))
 
   function kind (resource: Resource, column: string): ColumnKind {
     const found = kinds.get(resource.collection)?.get(column)
@@ -33,6 +42,7 @@ export function rowCodec (dialect: Dialect, specs: ReadonlyMap<string, TableSpec
   return {
     kind,
     nullable: (resource, column) => nullable.get(resource.collection)?.has(column) === true,
+    columns: resource => columns.get(resource.collection)!,
     encode: (resource, column, value) => dialect.encode(kind(resource, column), value),
 
     decode (resource, row) {

@@ -101,7 +101,7 @@ export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs 
   }
 
   function selectById (executor: Kysely<Database>, resource: Resource, id: number, options?: WriteOptions): CompiledQuery {
-    return compileMatching(resource, `get ${resource.collection}`, byId(id, options), [], (_, where) => executor.selectFrom(resource.collection).selectAll().where(where))
+    return compileMatching(resource, `get ${resource.collection}`, byId(id, options), [], (_, where) => executor.selectFrom(resource.collection).select(codec.columns(resource)).where(where))
   }
 
   /** Every method of a sub-store, with connectivity failures turned into 503s like the rest. */
@@ -186,7 +186,7 @@ export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs 
       try {
         return await writes.run(async (w, outbox) => {
           const { rows } = await w.executeQuery<Row>(compileMatching(resource, `insert ${resource.collection} ${columns.join(' ')}`, [], [...Object.values(fields), now],
-            slots => w.insertInto(resource.collection).values({ ...namedSlots(columns, slots), version: 1, createdAt: slots[columns.length], updatedAt: slots[columns.length] }).returningAll()))
+            slots => w.insertInto(resource.collection).values({ ...namedSlots(columns, slots), version: 1, createdAt: slots[columns.length], updatedAt: slots[columns.length] }).returning(codec.columns(resource))))
           const inserted = codec.decode(resource, rows[0]!)
           await outbox.add(resource, 'created', inserted)
           if (options?.idempotency !== undefined && !await markCreated(w, options.idempotency, inserted)) {
@@ -211,7 +211,7 @@ export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs 
           // Only changed columns are set: SQLite rewrites the index entries of every column a statement sets.
           const columns = Object.keys(fields).filter(column => fields[column] !== row[column])
           const { rows } = await w.executeQuery<Row>(compileMatching(resource, `update ${resource.collection} ${columns.join(' ')}`, sameVersion(current, options), [...columns.map(column => fields[column]), new Date().toISOString()],
-            (slots, where) => w.updateTable(resource.collection).set({ ...namedSlots(columns, slots), version: sql`version + 1`, updatedAt: slots[columns.length] }).where(where).returningAll()))
+            (slots, where) => w.updateTable(resource.collection).set({ ...namedSlots(columns, slots), version: sql`version + 1`, updatedAt: slots[columns.length] }).where(where).returning(codec.columns(resource))))
           if (rows[0] === undefined) return 'raced'
           const updated = codec.decode(resource, rows[0])
           await outbox.add(resource, 'updated', updated)

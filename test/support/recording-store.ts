@@ -28,7 +28,7 @@ export interface RecordingStore {
 export async function recordingStore (t: Test): Promise<RecordingStore> {
   const url = await testDatabaseUrl(t)
   const dialect: Dialect = ON_POSTGRES
-    ? openPostgres({ url, poolSize: 2, timeoutMs: 5000 })
+    ? openPostgres({ url, poolSize: 2, timeoutMs: 5000, prepare: true })
     : openSqlite({ file: url.slice('sqlite:'.length), synchronous: 'NORMAL' })
   // At the executor, which both compiled queries and query builders run through.
   const sent: CompiledQuery[] = []
