@@ -22,6 +22,13 @@ const BASELINE_SECONDS = quick ? 3 : 5
 const SLICES = quick ? 3 : 5
 
 export const dist = fileURLToPath(new URL('..', import.meta.url))
+
+/** Runs this script again pinned to CPU 1, the servers having CPU 0 (when taskset exists), and exits with it. */
+export function pinLoadGenerator (): void {
+  if (!pinned || process.env.RESOURCERY_BENCH_PINNED === '1') return
+  const child = spawnSync('taskset', ['-c', '1', process.execPath, ...process.execArgv, ...process.argv.slice(1)], { stdio: 'inherit', env: { ...process.env, RESOURCERY_BENCH_PINNED: '1' } })
+  process.exit(child.status ?? 1)
+}
 export interface Server { child: ChildProcess, base: string }
 
 export async function start (args: string[], env: Record<string, string>, port: number): Promise<Server> {

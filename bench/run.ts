@@ -8,30 +8,18 @@
  * on both back to back, for the same reason. The servers are pinned to CPU 0 and the load generator (this process) to CPU 1
  * when taskset exists.
  */
-import { spawnSync } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import BetterSqlite3 from 'better-sqlite3'
-import { createSigner } from 'fast-jwt'
 import { hashApiKey, newApiKey } from '../src/auth/secrets.js'
 import { cursorCodec } from '../src/resources/cursor.js'
 import { budgetVerdicts, formatVerdict, premiseLine } from './budget.js'
 import { seed } from './seed.js'
-import { CONNECTIONS, dist, DURATION, HELLO, measure, pinned, quick, RUNS, start, type Figures, type Server, type Workload } from './measure.js'
+import { dist, HELLO, measure, pinLoadGenerator, quick, start, type Server, type Workload } from './measure.js'
+import { benchAuth, listWorkloads, resultsTable, SECRET, startService, writeResults, writeWorkloads } from './service.js'
 
-const SECRET = 'bench-secret-bench-secret-bench-secret-123'
-
-/** The Node flags `npm start` gives the server, read from package.json so the bench runs it as production does. */
-function startFlags (): string[] {
-  const { scripts } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { scripts: { start: string } }
-  return /\bnode ((?:--\S+ )*)dist\/src\/server\.js/.exec(scripts.start)?.[1]?.split(' ').filter(Boolean) ?? []
-}
-
-if (pinned && process.env.RESOURCERY_BENCH_PINNED !== '1') {
-  const child = spawnSync('taskset', ['-c', '1', process.execPath, ...process.execArgv, ...process.argv.slice(1)], { stdio: 'inherit', env: { ...process.env, RESOURCERY_BENCH_PINNED: '1' } })
-  process.exit(child.status ?? 1)
-}
+pinLoadGenerator()
 
 const NAIVE_ONE = 'naive stack: GET one task (JWT)'
 const NAIVE_LIST = 'naive stack: list of 20 + count'
@@ -43,37 +31,15 @@ async function serve (file: string, port: number, dataDir: string): Promise<Serv
   const db = new BetterSqlite3(file)
   const key = newApiKey()
   db.prepare('insert into resourcery_api_keys (name, prefix, hash, scopes, createdAt) values (?, ?, ?, ?, ?)').run('bench', key.prefix, hashApiKey(key.key), '["admin"]', new Date().toISOString())
-  const server = await start([...startFlags(), join(dist, 'src/server.js')], {
-    NODE_ENV: 'production', DATABASE_URL: `sqlite:${file}`, PORT: String(port), JWT_SECRET: SECRET, RATE_LIMIT_MAX: '100000000', LOG_LEVEL: 'info', DATA_DIR: dataDir
-  }, port)
+  const server = await startService(port, { DATABASE_URL: `sqlite:${file}`, DATA_DIR: dataDir })
   const secretRow = db.prepare("select value from resourcery_secrets where name = 'cursor-signing'").get() as { value: string }
   db.close()
   return { server, apiKey: key.key, cursors: cursorCodec(Buffer.from(secretRow.value, 'base64')) }
 }
 
-/** Measured at both sizes: their 1M / 100k ratios are the growth figures. */
-function scaledWorkloads ({ cursors }: Service, auth: Record<string, string>): Workload[] {
-  const deepCursor = cursors.encode({ sort: 'id', values: [80_000] })
-  // Under a key that can be missing, about 80 % of the way (months 1–12 and the tasks without a date last).
-  const dueCursor = cursors.encode({ sort: 'dueDate,id', values: ['2026-10-15', 50_000] })
-  return [
-    { name: 'GET list of 20 + X-Total-Count', path: '/v1/tasks?limit=20', headers: auth },
-    { name: 'GET filtered + sorted list', path: '/v1/tasks?filter=active&sort=-priority&limit=20', headers: auth },
-    // An equality on one column, sorted on another: SQLite alone would read and sort a third of the table (index-choice.ts).
-    { name: 'GET status=todo, sort=-priority', path: '/v1/tasks?status=todo&sort=-priority&limit=20', headers: auth },
-    { name: 'GET deep position by cursor', path: `/v1/tasks?limit=20&cursor=${deepCursor}`, headers: auth },
-    { name: 'GET deep cursor, sort=dueDate', path: `/v1/tasks?sort=dueDate&limit=20&cursor=${dueCursor}`, headers: auth }
-  ]
-}
-
 async function main (): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'resourcery-bench-'))
-  const results: Record<string, Figures> = {}
-  const table: string[] = []
-  const record = (name: string, figures: Figures): void => {
-    results[name] = { ...figures, ratio: Number(figures.ratio.toFixed(3)), cpuRatio: Number(figures.cpuRatio.toFixed(3)), serverBusy: Number(figures.serverBusy.toFixed(2)), cpuUs: Number(figures.cpuUs.toFixed(1)) }
-    table.push(`${name.padEnd(34)} ${figures.rps.toFixed(0).padStart(8)} req/s  ratio ${figures.ratio.toFixed(3)} (baseline ${figures.baselineRps.toFixed(0)})  p50 ${String(figures.p50).padStart(4)} ms  p99 ${String(figures.p99).padStart(4)} ms  rss ${String(figures.rssMb).padStart(4)} MB  server busy ${(100 * figures.serverBusy).toFixed(0).padStart(3)}%  ${figures.cpuUs.toFixed(0).padStart(4)} µs/req  cpu ratio ${figures.cpuRatio.toFixed(3)}${figures.errors > 0 ? `  errors ${figures.errors}` : ''}`)
-  }
+  const { results, table, record } = resultsTable()
 
   // The baseline server stays up (idle between its runs) for the whole bench: every run of a workload is compared with baseline load taken in turns with it.
   const hello = await start([join(dist, 'bench/baseline.js'), 'hello', '3900'], {}, 3900)
@@ -86,8 +52,7 @@ async function main (): Promise<void> {
   record('contract floor (headers, log line)', await measure(floor, { name: 'floor', path: '/v1/tasks/12345' }, hello))
   floor.child.kill()
 
-  const jwt = `Bearer ${createSigner({ key: SECRET, algorithm: 'HS256', expiresIn: 3_600_000 })({ sub: 'bench', scope: 'admin' })}`
-  const auth = { authorization: jwt }
+  const auth = benchAuth()
   const files = { '100k': join(dir, '100k.db'), '1M': join(dir, '1M.db') }
   process.stderr.write('seeding 100k tasks…\n')
   await seed(files['100k'], 10_000, 100_000)
@@ -115,8 +80,8 @@ async function main (): Promise<void> {
     { name: 'GET one task (API key)', path: '/v1/tasks/12345', headers: { authorization: `Bearer ${small.apiKey}` } },
     { name: 'GET one task, 304 revalidation', path: '/v1/tasks/12345', headers: { ...auth, 'if-none-match': etag }, expect: 304 }
   ]) await run('100k', small, workload)
-  const scaledLarge = large === undefined ? [] : scaledWorkloads(large, auth)
-  for (const [i, workload] of scaledWorkloads(small, auth).entries()) {
+  const scaledLarge = large === undefined ? [] : listWorkloads(large.cursors, auth)
+  for (const [i, workload] of listWorkloads(small.cursors, auth).entries()) {
     await run('100k', small, workload)
     const atScale = scaledLarge[i]
     if (large !== undefined && atScale !== undefined) await run('1M', large, atScale)
@@ -126,8 +91,7 @@ async function main (): Promise<void> {
     // What a browser sends: every list it reads is compressed (content-coding.ts).
     { name: 'GET list of 20, browser (br)', path: '/v1/tasks?limit=20', headers: { ...auth, 'accept-encoding': 'gzip, deflate, br' } },
     { name: 'GET deep page (page 4000)', path: '/v1/tasks?page=4000&limit=20', headers: auth },
-    { name: 'POST a task (durable, FULL)', method: 'POST', path: '/v1/tasks', headers: { ...auth, 'content-type': 'application/json' }, body: '{"name":"bench","projectId":1}', expect: 201 },
-    { name: 'PATCH a task with If-Match', method: 'PATCH', path: '/v1/tasks/{id}', ids: 100_000, headers: { ...auth, 'content-type': 'application/merge-patch+json', 'if-match': '*' }, body: '{"priority":2}' }
+    ...writeWorkloads(auth, 100_000)
   ] satisfies Workload[]) await run('100k', small, workload)
   small.server.child.kill('SIGTERM')
   hello.child.kill()
@@ -150,9 +114,7 @@ async function main (): Promise<void> {
   const premise = premiseLine(results[NAIVE_ONE])
   if (premise !== undefined) table.push(premise)
   process.stdout.write(`\n${table.join('\n')}\n`)
-  mkdirSync('bench/results', { recursive: true })
-  const out = `bench/results/${new Date().toISOString().replace(/[:.]/g, '-')}${quick ? '-quick' : ''}.json`
-  writeFileSync(out, `${JSON.stringify({ quick, durationSeconds: DURATION, runs: RUNS, connections: CONNECTIONS, pinned, results, budget }, null, 2)}\n`)
+  const out = writeResults('', { results, budget })
   process.stdout.write(`written ${out}\n`)
 }
 

@@ -1,0 +1,92 @@
+/**
+ * The service as the benches run it (run.ts on SQLite, postgres.ts on
+ * PostgreSQL + Redis): production settings and `npm start`'s Node flags, a
+ * JWT it accepts, the workloads both measure, and how a result is printed.
+ */
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { createSigner } from 'fast-jwt'
+import type { cursorCodec } from '../src/resources/cursor.js'
+import { CONNECTIONS, dist, DURATION, pinned, quick, RUNS, start, type Figures, type Server, type Workload } from './measure.js'
+
+/** The HS256 key of the benches' servers (the naive stack's too). */
+export const SECRET = 'bench-secret-bench-secret-bench-secret-123'
+
+/** A JWT with the admin scope, as the service verifies it. */
+export function benchAuth (): Record<string, string> {
+  return { authorization: `Bearer ${createSigner({ key: SECRET, algorithm: 'HS256', expiresIn: 3_600_000 })({ sub: 'bench', scope: 'admin' })}` }
+}
+
+/** The Node flags `npm start` gives the server, read from package.json so the bench runs it as production does. */
+function startFlags (): string[] {
+  const { scripts } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { scripts: { start: string } }
+  return /\bnode ((?:--\S+ )*)dist\/src\/server\.js/.exec(scripts.start)?.[1]?.split(' ').filter(Boolean) ?? []
+}
+
+/** The built server with the full production stack; the rate limit raised so it counts but never refuses. */
+export async function startService (port: number, env: Record<string, string>): Promise<Server> {
+  return await start([...startFlags(), join(dist, 'src/server.js')], {
+    NODE_ENV: 'production', PORT: String(port), JWT_SECRET: SECRET, RATE_LIMIT_MAX: '100000000', LOG_LEVEL: 'info', ...env
+  }, port)
+}
+
+/** The list reads; on SQLite also measured at 1,000,000 tasks, for their growth. */
+export function listWorkloads (cursors: ReturnType<typeof cursorCodec>, auth: Record<string, string>): Workload[] {
+  const deepCursor = cursors.encode({ sort: 'id', values: [80_000] })
+  // Under a key that can be missing, about 80 % of the way (months 1–12 and the tasks without a date last).
+  const dueCursor = cursors.encode({ sort: 'dueDate,id', values: ['2026-10-15', 50_000] })
+  return [
+    { name: 'GET list of 20 + X-Total-Count', path: '/v1/tasks?limit=20', headers: auth },
+    { name: 'GET filtered + sorted list', path: '/v1/tasks?filter=active&sort=-priority&limit=20', headers: auth },
+    // An equality on one column, sorted on another: SQLite alone would read and sort a third of the table (index-choice.ts).
+    { name: 'GET status=todo, sort=-priority', path: '/v1/tasks?status=todo&sort=-priority&limit=20', headers: auth },
+    { name: 'GET deep position by cursor', path: `/v1/tasks?limit=20&cursor=${deepCursor}`, headers: auth },
+    { name: 'GET deep cursor, sort=dueDate', path: `/v1/tasks?sort=dueDate&limit=20&cursor=${dueCursor}`, headers: auth }
+  ]
+}
+
+/** A durable create, and an edit of a random one of `tasks` tasks. */
+export function writeWorkloads (auth: Record<string, string>, tasks: number): Workload[] {
+  return [
+    { name: 'POST a task (durable, FULL)', method: 'POST', path: '/v1/tasks', headers: { ...auth, 'content-type': 'application/json' }, body: '{"name":"bench","projectId":1}', expect: 201 },
+    { name: 'PATCH a task with If-Match', method: 'PATCH', path: '/v1/tasks/{id}', ids: tasks, headers: { ...auth, 'content-type': 'application/merge-patch+json', 'if-match': '*' }, body: '{"priority":2}' }
+  ]
+}
+
+/** A run's results by workload, and the table printed of them, filled by `record`. */
+export interface Results {
+  readonly results: Record<string, Figures>
+  readonly table: string[]
+  record (name: string, figures: Figures): void
+}
+
+export function resultsTable (): Results {
+  const byName: Record<string, Figures> = {}
+  const table: string[] = []
+  return {
+    results: byName,
+    table,
+    record (name, figures) {
+      byName[name] = rounded(figures)
+      table.push(tableRow(name, figures))
+    }
+  }
+}
+
+/** The figures as the result file keeps them: ratios to three places, CPU to a tenth of a µs. */
+function rounded (figures: Figures): Figures {
+  return { ...figures, ratio: Number(figures.ratio.toFixed(3)), cpuRatio: Number(figures.cpuRatio.toFixed(3)), serverBusy: Number(figures.serverBusy.toFixed(2)), cpuUs: Number(figures.cpuUs.toFixed(1)) }
+}
+
+/** One line of the printed table. */
+function tableRow (name: string, figures: Figures): string {
+  return `${name.padEnd(34)} ${figures.rps.toFixed(0).padStart(8)} req/s  ratio ${figures.ratio.toFixed(3)} (baseline ${figures.baselineRps.toFixed(0)})  p50 ${String(figures.p50).padStart(4)} ms  p99 ${String(figures.p99).padStart(4)} ms  rss ${String(figures.rssMb).padStart(4)} MB  server busy ${(100 * figures.serverBusy).toFixed(0).padStart(3)}%  ${figures.cpuUs.toFixed(0).padStart(4)} µs/req  cpu ratio ${figures.cpuRatio.toFixed(3)}${figures.errors > 0 ? `  errors ${figures.errors}` : ''}`
+}
+
+/** Writes a run's results to bench/results/, named by the time and `kind`; returns the file's path. */
+export function writeResults (kind: string, body: Record<string, unknown>): string {
+  mkdirSync('bench/results', { recursive: true })
+  const out = `bench/results/${new Date().toISOString().replace(/[:.]/g, '-')}${kind}${quick ? '-quick' : ''}.json`
+  writeFileSync(out, `${JSON.stringify({ quick, durationSeconds: DURATION, runs: RUNS, connections: CONNECTIONS, pinned, ...body }, null, 2)}\n`)
+  return out
+}
