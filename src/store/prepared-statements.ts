@@ -29,15 +29,29 @@ export function namesItsColumns (text: string): boolean {
   return !text.replace(/count\(\*\)/gi, '').includes('*')
 }
 
+/** "cached plan must not change result type", and any other refusal of a statement's saved form. */
+const FEATURE_NOT_SUPPORTED = '0A000'
+
 function preparingClient (client: pg.PoolClient): PostgresPoolClient {
   // Per connection: a statement name lives in one server session.
   const names = new Map<string, string>()
+  let prepared = 0
   const nameOf = (text: string): string | undefined => {
     const known = names.get(text)
     if (known !== undefined || names.size >= PREPARED_PER_CONNECTION || !namesItsColumns(text)) return known
-    const name = `resourcery_${names.size}`
+    const name = `resourcery_${prepared++}`
     names.set(text, name)
     return name
+  }
+  /**
+   * A statement whose result no longer fits what was prepared (a column's
+   * type changed by hand under a running service) would fail on every run
+   * for the life of the connection. It fails once: the next run prepares it
+   * anew, under a new name, as pg keeps the old one bound to its text.
+   */
+  const forgetRefused = (text: string) => (error: unknown): never => {
+    if ((error as { code?: unknown }).code === FEATURE_NOT_SUPPORTED) names.delete(text)
+    throw error
   }
   function query<R> (text: string, parameters: readonly unknown[]): Promise<PostgresQueryResult<R>>
   function query<R> (cursor: PostgresCursor<R>): PostgresCursor<R>
@@ -47,7 +61,7 @@ function preparingClient (client: pg.PoolClient): PostgresPoolClient {
     // A statement without parameters goes by the simple protocol, which has no plan to keep.
     const name = parameters.length === 0 ? undefined : nameOf(statement)
     const values = [...parameters]
-    const result = name === undefined ? client.query(statement, values) : client.query({ name, text: statement, values })
+    const result = name === undefined ? client.query(statement, values) : client.query({ name, text: statement, values }).catch(forgetRefused(statement))
     return result as unknown as Promise<PostgresQueryResult<R>>
   }
   return { query, release: (destroy?: boolean) => { client.release(destroy) } }

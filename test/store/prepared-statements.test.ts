@@ -73,6 +73,30 @@ t.test('the hot statements are prepared, and a column another process adds does 
   t.same((await other.query('select name from tasks order by id')).rows, [{ name: 'second' }], 'every write landed')
 })
 
+t.test('a column retyped by hand under the service fails a prepared statement once, not for the life of the connection', { skip }, async t => {
+  const { app, url } = await serviceOnOneConnection(t, true)
+  const project = await createProject(app)
+  const path = `/v1/tasks/${body(await post(app, '/v1/tasks', { name: 'first', projectId: project.id })).id as number}`
+  const get = async () => await app.inject({ method: 'GET', url: path })
+  const patch = async (priority: number) => await app.inject({ method: 'PATCH', url: path, headers: { 'if-match': '*' }, payload: { priority } })
+  t.equal((await get()).statusCode, 200)
+  t.equal((await patch(2)).statusCode, 200)
+
+  const other = new pg.Client({ connectionString: url })
+  await other.connect()
+  t.teardown(async () => { await other.end() })
+  // bigint to integer: every prepared statement that returns the column now returns another type.
+  await other.query('alter table tasks alter column priority type integer')
+
+  const statuses = [(await get()).statusCode, (await get()).statusCode, (await get()).statusCode]
+  t.ok(statuses[0] === 200 || statuses[0] === 500, `GET: at most the first fails (${statuses.join(', ')})`)
+  t.same(statuses.slice(1), [200, 200], 'then the statement is prepared anew')
+  const writes = [(await patch(4)).statusCode, (await patch(5)).statusCode, (await patch(5)).statusCode]
+  t.ok(writes[0] === 200 || writes[0] === 500, `PATCH: at most the first fails (${writes.join(', ')})`)
+  t.same(writes.slice(1), [200, 200])
+  t.equal(body(await get()).priority, 5, 'and what was acknowledged is stored')
+})
+
 t.test('with prepared statements off, nothing is prepared', { skip }, async t => {
   const { app, prepared } = await serviceOnOneConnection(t, false)
   const project = await createProject(app)
