@@ -131,7 +131,7 @@ export function openPostgres (options: PostgresOptions): Dialect {
         where c.relnamespace = current_schema()::regnamespace and not t.tgisinternal`.execute(executor)
       return new Set(result.rows.map(row => row.name))
     },
-    // A query of its own: remembering a page by it would spare no round trip.
+    // A query of its own: a page alone is not remembered by it (one read with its count is: countedPage).
     localChangeStamp: false,
     async changeStamp () {
       const { rows } = await db.executeQuery<{ stamp: string }>(SNAPSHOT)
