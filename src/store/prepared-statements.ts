@@ -60,7 +60,8 @@ function preparingClient (client: pg.PoolClient): PostgresPoolClient {
     if (typeof statement !== 'string') return client.query(statement as unknown as pg.Submittable) as unknown as PostgresCursor<R>
     // A statement without parameters goes by the simple protocol, which has no plan to keep.
     const name = parameters.length === 0 ? undefined : nameOf(statement)
-    const values = [...parameters]
+    // Kysely hands over an array of its own; pg only reads it.
+    const values = parameters as unknown[]
     const result = name === undefined ? client.query(statement, values) : client.query({ name, text: statement, values }).catch(forgetRefused(statement))
     return result as unknown as Promise<PostgresQueryResult<R>>
   }
