@@ -97,7 +97,7 @@ export function idempotencyStore (db: Kysely<Database>): IdempotencyStore {
       const row = await find(subject, key)
       if (row === undefined) return await this.claim(subject, key, fingerprint, { now, expiresAt, staleBefore })
       const response = row.response === null ? undefined : JSON.parse(String(row.response)) as StoredResponse
-      // PostgreSQL answers timestamps as Dates, SQLite as the ISO text stored.
+      // SQLite answers timestamps as the ISO text stored; PostgreSQL as ISO text or as Dates (postgres.ts, timestampFromText).
       const since = new Date(row.createdAt as string | Date)
       const existing = { fingerprint: String(row.fingerprint), createdAt: since.toISOString(), ...(response === undefined ? {} : { response }) }
       const diedAfterCreating = response === undefined && row.committed !== null && since < staleBefore

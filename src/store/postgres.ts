@@ -36,9 +36,32 @@ const TYPES: Record<ColumnKind, string> = {
 const INTROSPECTED: Record<ColumnKind, string> = { ...TYPES, timestamp: 'timestamp with time zone' }
 
 const INT8 = 20
-// Ids and integers are bigint columns; every value the API accepts is a safe integer, so a number is exact.
+const TIMESTAMPTZ = 1184
+const parseTimestamp = pg.types.getTypeParser(TIMESTAMPTZ, 'text') as (text: string) => Date
+/** A timestamptz as a session in UTC prints it (`2026-11-27 09:20:00.123+00`; the fraction as long as it needs). */
+const UTC_TIMESTAMP = /^(\d{4}-\d{2}-\d{2}) (\d{2}:\d{2}:\d{2})(?:\.(\d{1,6}))?\+00$/
+
+/**
+ * A timestamptz, in the form the API gives it (RFC 3339, UTC, milliseconds)
+ * straight from PostgreSQL's text when the session prints UTC, as servers
+ * set to UTC do: pg's own parser, then toISOString, took ten times as long,
+ * 0.8 µs for each of the two timestamps of every row. Any other text (another
+ * time zone, a year past 9999, `infinity`) is still pg's Date; decode takes
+ * either. Microseconds are cut to milliseconds, as a Date does.
+ */
+export function timestampFromText (text: string): string | Date {
+  const utc = UTC_TIMESTAMP.exec(text)
+  if (utc === null) return parseTimestamp(text)
+  return `${utc[1]!}T${utc[2]!}.${(utc[3] ?? '').padEnd(3, '0').slice(0, 3)}Z`
+}
+
 const types = {
-  getTypeParser: ((oid: number, format?: string) => oid === INT8 ? (value: string) => Number(value) : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser
+  getTypeParser: ((oid: number, format?: string) => {
+    // Ids and integers are bigint columns; every value the API accepts is a safe integer, so a number is exact.
+    if (oid === INT8) return (value: string) => Number(value)
+    if (oid === TIMESTAMPTZ && format !== 'binary') return timestampFromText
+    return pg.types.getTypeParser(oid, format as 'text')
+  }) as typeof pg.types.getTypeParser
 }
 
 /**
@@ -84,7 +107,8 @@ export function openPostgres (options: PostgresOptions): Dialect {
     },
     decode (kind, value) {
       if (value === null || value === undefined) return undefined
-      if (kind === 'timestamp') return value instanceof Date ? value.toISOString() : new Date(String(value)).toISOString()
+      // A string is timestampFromText's, already in the API's form.
+      if (kind === 'timestamp') return typeof value === 'string' ? value : (value as Date).toISOString()
       return value
     },
     like: (column, pattern) => sql<SqlBool>`lower(${column} collate "und-x-icu") like ${pattern.toLowerCase()} escape '\\'`,
