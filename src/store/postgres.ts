@@ -55,10 +55,13 @@ export function timestampFromText (text: string): string | Date {
   return `${utc[1]!}T${utc[2]!}.${(utc[3] ?? '').padEnd(3, '0').slice(0, 3)}Z`
 }
 
+// Ids and integers are bigint columns; every value the API accepts is a safe integer, so a number is exact.
+const int8FromText = (text: string): number => Number(text)
+
+// pg asks for each field's parser on every result: the parsers are made once, not per call.
 const types = {
   getTypeParser: ((oid: number, format?: string) => {
-    // Ids and integers are bigint columns; every value the API accepts is a safe integer, so a number is exact.
-    if (oid === INT8) return (value: string) => Number(value)
+    if (oid === INT8) return int8FromText
     if (oid === TIMESTAMPTZ && format !== 'binary') return timestampFromText
     return pg.types.getTypeParser(oid, format as 'text')
   }) as typeof pg.types.getTypeParser
