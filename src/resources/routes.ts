@@ -69,6 +69,7 @@ export async function resourceRoutes (app: FastifyInstance, { model, resource, m
     })
   }
   // A record's strong ETag must not outlive a change of content-coding, so single records are sent uncompressed.
+  // A route option: @fastify/compress 9 no longer reads it from `config`.
   const single = { compress: false as const }
 
   route(resource, {
@@ -91,7 +92,8 @@ export async function resourceRoutes (app: FastifyInstance, { model, resource, m
     handler: handlers.create,
     // The handler adds foreign keys to missing rows to the schema's issues.
     attachValidation: true,
-    config: { ...single, readOnly, accepts: [JSON_MEDIA_TYPE], idempotent: true },
+    ...single,
+    config: { readOnly, accepts: [JSON_MEDIA_TYPE], idempotent: true },
     schema: {
       operationId: `create${resource.typeName}`,
       summary: `Create a ${name}`,
@@ -104,7 +106,7 @@ export async function resourceRoutes (app: FastifyInstance, { model, resource, m
     method: 'GET',
     url: '/:id',
     handler: handlers.get,
-    config: single,
+    ...single,
     schema: {
       operationId: `get${resource.typeName}`,
       summary: `Get a ${name}`,
@@ -119,7 +121,8 @@ export async function resourceRoutes (app: FastifyInstance, { model, resource, m
     handler: handlers.replace,
     // The handler adds foreign keys to missing rows and changed read-only values to the schema's issues.
     attachValidation: true,
-    config: { ...single, readOnly, accepts: [JSON_MEDIA_TYPE] },
+    ...single,
+    config: { readOnly, accepts: [JSON_MEDIA_TYPE] },
     schema: {
       operationId: `replace${resource.typeName}`,
       summary: `Replace a ${name}`,
@@ -135,7 +138,8 @@ export async function resourceRoutes (app: FastifyInstance, { model, resource, m
     handler: handlers.update,
     // The handler adds foreign keys to missing rows and changed read-only values to the schema's issues.
     attachValidation: true,
-    config: { ...single, readOnly, accepts: [MERGE_PATCH_MEDIA_TYPE, JSON_MEDIA_TYPE] },
+    ...single,
+    config: { readOnly, accepts: [MERGE_PATCH_MEDIA_TYPE, JSON_MEDIA_TYPE] },
     schema: {
       operationId: `update${resource.typeName}`,
       summary: `Update a ${name} (JSON Merge Patch)`,
@@ -183,7 +187,8 @@ export async function resourceRoutes (app: FastifyInstance, { model, resource, m
       url: `/:id/${link.name}`,
       handler: handlers.createChild(link),
       attachValidation: true,
-      config: { ...single, readOnly: readOnlyNames(child), accepts: [JSON_MEDIA_TYPE], idempotent: true },
+      ...single,
+      config: { readOnly: readOnlyNames(child), accepts: [JSON_MEDIA_TYPE], idempotent: true },
       schema: {
         operationId: `create${resource.typeName}${named}${child.typeName}`,
         summary: `Create a ${child.singular} in a ${name}`,

@@ -127,6 +127,22 @@ t.test('large lists are compressed for clients that accept it; records keep exac
   t.match(one.headers.etag, /^"/)
 })
 
+t.test('a record past the size threshold is still sent uncompressed, written or read', async t => {
+  const app = await buildTestApp(t)
+  const gzip = { 'accept-encoding': 'gzip', 'content-type': 'application/json' }
+  const description = 'long enough to be worth compressing '.repeat(60)
+  const created = await app.inject({ method: 'POST', url: '/v1/projects', headers: gzip, payload: JSON.stringify({ name: 'big', description }) })
+  const read = await app.inject({ method: 'GET', url: '/v1/projects/1', headers: gzip })
+  const replaced = await app.inject({ method: 'PUT', url: '/v1/projects/1', headers: gzip, payload: JSON.stringify({ name: 'big', description: `${description}!` }) })
+  const patched = await app.inject({ method: 'PATCH', url: '/v1/projects/1', headers: gzip, payload: JSON.stringify({ budget: 3 }) })
+  for (const [what, response, status] of [['POST', created, 201], ['GET', read, 200], ['PUT', replaced, 200], ['PATCH', patched, 200]] as const) {
+    t.equal(response.statusCode, status, what)
+    t.ok(response.rawPayload.length > 1024, `${what}: the body is past the threshold`)
+    t.notOk(response.headers['content-encoding'], `${what}: sent as it is, the bytes its strong ETag names`)
+    t.equal(JSON.parse(response.body).id, 1)
+  }
+})
+
 t.test('a list is coded as the client prefers, the same bytes each time it is asked for again, and never below the size threshold', async t => {
   const app = await buildTestApp(t)
   for (let i = 0; i < 30; i++) await createProject(app, { description: `a longish description number ${i} `.repeat(3) })
