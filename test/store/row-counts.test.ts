@@ -135,18 +135,24 @@ t.test('the tally is made in the migration that creates or meets a collection, a
 })
 
 t.test('requests that want the same filtered count at once share one count, and a write makes the next one count again', async t => {
-  const { store, sent, model } = await recordingStore(t)
+  const { store, sent, stamps, model } = await recordingStore(t)
   const projects = model.get('projects')
   // Budget is not a tallied column (value-counts.ts): its matches are counted.
   const funded = [where('budget', 'gt', 0)]
   const counting = (): number => sent.filter(query => /count\(\*\)/i.test(query.sql)).length
+  // One count per stamp. Here only this test writes, but on PostgreSQL a commit by a test file running
+  // beside it also moves the stamp, and the count is then rightly made again.
+  const distinctStamps = async (): Promise<number> => new Set(await Promise.all(stamps)).size
   await store.insert(projects, { name: 'one', budget: 10, active: true, tags: [] })
   sent.length = 0
+  stamps.length = 0
   t.same(await Promise.all(Array.from({ length: 20 }, async () => await store.count(projects, funded))), Array(20).fill(1))
   t.equal(counting(), 1, '20 concurrent requests, one count')
   t.equal(await store.count(projects, funded), 1)
-  t.equal(counting(), 1, 'and it is remembered while nothing changes')
+  t.equal(counting(), await distinctStamps(), 'and it is remembered while nothing changes')
+  const before = counting()
   await store.insert(projects, { name: 'two', budget: 20, active: true, tags: [] })
   t.same(await Promise.all(Array.from({ length: 20 }, async () => await store.count(projects, funded))), Array(20).fill(2), 'a write is seen')
-  t.equal(counting(), 2, 'by one new count')
+  t.equal(counting(), before + 1, 'by one new count')
+  t.equal(counting(), await distinctStamps())
 })

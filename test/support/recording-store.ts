@@ -22,6 +22,11 @@ export interface RecordingStore {
   readonly sent: CompiledQuery[]
   /** How many times the store has read the change stamp (on SQLite past the executor too). */
   readonly stampReads: { count: number }
+  /**
+   * The change stamps read, as the store got them (on PostgreSQL, promises). A test empties it with `sent`.
+   * PostgreSQL's stamp moves with every commit on the server, another test file's included.
+   */
+  readonly stamps: unknown[]
   readonly model: Model
 }
 
@@ -41,15 +46,21 @@ export async function recordingStore (t: Test): Promise<RecordingStore> {
   // And where the dialect reads at once, past the executor (SQLite's reader).
   const readAtOnce = dialect.readAtOnce?.bind(dialect)
   const stampReads = { count: 0 }
+  const stamps: unknown[] = []
   const changeStamp = dialect.changeStamp?.bind(dialect)
+  const recordStamp = <S>(stamp: S): S => {
+    stampReads.count++
+    stamps.push(stamp)
+    return stamp
+  }
   const recorded: Dialect = {
     ...dialect,
     ...(readAtOnce === undefined ? {} : { readAtOnce: query => { sent.push(query); return readAtOnce(query) } }),
-    ...(changeStamp === undefined ? {} : { changeStamp: () => { stampReads.count++; return changeStamp() } })
+    ...(changeStamp === undefined ? {} : { changeStamp: () => recordStamp(changeStamp()) })
   }
   const model = buildModel(resources)
   const store = createSqlStore(recorded, model, { apiKeyCacheMs: 0 })
   t.teardown(async () => { await store.close() })
   await store.migrate()
-  return { store, dialect, sent, stampReads, model }
+  return { store, dialect, sent, stampReads, stamps, model }
 }
