@@ -45,6 +45,16 @@ export async function start (args: string[], env: Record<string, string>, port: 
   throw new Error(`server ${args.join(' ')} did not start`)
 }
 
+/** Asks a server to stop and waits until it has (SIGKILL after 10 s): whatever it still writes on its way out is done. */
+export async function stop ({ child }: Server): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return
+  const exited = new Promise(resolve => child.once('exit', resolve))
+  child.kill('SIGTERM')
+  const timer = setTimeout(() => child.kill('SIGKILL'), 10_000)
+  await exited
+  clearTimeout(timer)
+}
+
 /** CPU seconds (user + system) the process has used so far, from /proc (clock ticks of 1/100 s). */
 function cpuSeconds (pid: number): number {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ')

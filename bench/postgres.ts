@@ -19,7 +19,7 @@ import { join } from 'node:path'
 import pg from 'pg'
 import { cursorCodec } from '../src/resources/cursor.js'
 import { seedPostgres } from './seed.js'
-import { dist, HELLO, measure, pinLoadGenerator, start, type Server, type Workload } from './measure.js'
+import { dist, HELLO, measure, pinLoadGenerator, start, stop, type Server, type Workload } from './measure.js'
 import { benchAuth, listWorkloads, resultsTable, startService, writeResults, writeWorkloads } from './service.js'
 
 pinLoadGenerator()
@@ -70,7 +70,8 @@ async function main (): Promise<void> {
       record(`${workload.name} [postgres]`, await measure(service, workload, hello))
     }
   } finally {
-    for (const server of servers) server.child.kill('SIGTERM')
+    // Stopped before the schema goes: a service still writing on its way out deadlocked a drop beside it.
+    await Promise.all(servers.map(stop))
     rmSync(dataDir, { recursive: true, force: true })
     await withClient(postgresUrl, async client => await client.query(`drop schema ${schema} cascade`))
   }
