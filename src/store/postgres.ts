@@ -43,11 +43,12 @@ const UTC_TIMESTAMP = /^(\d{4}-\d{2}-\d{2}) (\d{2}:\d{2}:\d{2})(?:\.(\d{1,6}))?\
 
 /**
  * A timestamptz, in the form the API gives it (RFC 3339, UTC, milliseconds)
- * straight from PostgreSQL's text when the session prints UTC, as servers
- * set to UTC do: pg's own parser, then toISOString, took ten times as long,
- * 0.8 µs for each of the two timestamps of every row. Any other text (another
- * time zone, a year past 9999, `infinity`) is still pg's Date; decode takes
- * either. Microseconds are cut to milliseconds, as a Date does.
+ * straight from PostgreSQL's text when the session prints UTC, as every
+ * connection of the service's sets it to: pg's own parser, then toISOString,
+ * took ten times as long, 0.8 µs for each of the two timestamps of every row.
+ * Any other text (a session in another zone, behind a pooler that does not
+ * keep session settings; a year past 9999; `infinity`) is still pg's Date;
+ * decode takes either. Microseconds are cut to milliseconds, as a Date does.
  */
 export function timestampFromText (text: string): string | Date {
   const utc = UTC_TIMESTAMP.exec(text)
@@ -89,7 +90,14 @@ export function openPostgres (options: PostgresOptions): Dialect {
   pool.on('error', () => {})
   // Nor one that breaks while checked out between two statements of a transaction: pg emits that on the
   // client, not the pool; the transaction's next statement fails and becomes a 503.
-  pool.on('connect', client => { client.on('error', () => {}) })
+  pool.on('connect', client => {
+    client.on('error', () => {})
+    // Each session prints timestamps in UTC, which timestampFromText reads without a Date, whatever the
+    // server's own zone (a server set to local time made every timestamp pg's Date: 0.8 µs each). The
+    // statement runs before the connection's first query; nothing else the service sends depends on
+    // the zone. Its failure is the broken connection's, which that first query reports.
+    client.query("set time zone 'UTC'").catch(() => {})
+  })
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: options.prepare ? preparingPool(pool) : pool }) })
 
   return {
