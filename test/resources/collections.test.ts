@@ -5,6 +5,7 @@ import t, { type Test } from 'tap'
 import { resources } from '../../schemas/index.js'
 import { defineResource } from '../../src/resources/define.js'
 import { buildModel } from '../../src/resources/model.js'
+import { DEFERRED_FROM_OFFSET } from '../../src/store/list-query.js'
 import { openStore } from '../../src/store/open.js'
 import { assertProblem, body, buildTestApp, pointers, post, testDatabaseFile, testStoreOptions, SQLITE_ONLY, type Json } from '../helper.js'
 
@@ -274,22 +275,28 @@ t.test('paging through everything, by page and by cursor, under every sort: each
 
 t.test('a page deep in a collection (found by its sort keys, then read) holds what the order promises', async t => {
   const app = await buildTestApp(t)
-  // Past DEFERRED_FROM_OFFSET (list-query.ts), with ties and missing values on budget, and names (unique) in another order than ids.
+  // Past DEFERRED_FROM_OFFSET, with ties and missing values on budget, and names (unique) in the reverse order of ids.
+  const total = DEFERRED_FROM_OFFSET + 30
   const projects: Json[] = []
-  for (let start = 0; start < 1030; start += 100) {
-    const batch = Array.from({ length: Math.min(100, 1030 - start) }, (_, i) => start + i)
-    projects.push(...await Promise.all(batch.map(async i => body(await post(app, '/v1/projects', { name: `p${(i * 37) % 1031}`, ...(i % 5 === 0 ? {} : { budget: i % 9 }) })))))
+  for (let start = 0; start < total; start += 100) {
+    const batch = Array.from({ length: Math.min(100, total - start) }, (_, i) => start + i)
+    projects.push(...await Promise.all(batch.map(async i => body(await post(app, '/v1/projects', { name: `p${String(total - i).padStart(6, '0')}`, ...(i % 5 === 0 ? {} : { budget: i % 9 }) })))))
   }
+  // For each length, the last page read plainly, the first found by its keys, and the one after it (the last, part full).
+  const pages = [20, 100].flatMap(limit => {
+    const first = Math.ceil(DEFERRED_FROM_OFFSET / limit) + 1
+    return [first - 1, first, first + 1].map(page => ({ page, limit }))
+  })
   for (const sort of ['asc', 'desc', 'name', '-budget', 'budget,-name', '-createdAt']) {
     const expected = expectedOrder(projects, sort)
-    for (const [page, limit] of [[51, 20], [52, 20], [10, 100], [11, 100]] as const) {
+    for (const { page, limit } of pages) {
       const response = await get(app, `/v1/projects?sort=${encodeURIComponent(sort)}&page=${page}&limit=${limit}`)
       t.equal(response.statusCode, 200)
-      t.equal(response.headers['x-total-count'], '1030')
+      t.equal(response.headers['x-total-count'], String(total))
       t.same(body(response).map((item: Json) => item.id), expected.slice((page - 1) * limit, page * limit), `sort=${sort}, page ${page} of ${limit}`)
     }
   }
-  t.same(body(await get(app, '/v1/projects?sort=name&page=53&limit=20')), [], 'past the end, still []')
+  t.same(body(await get(app, `/v1/projects?sort=name&page=${Math.ceil(total / 20) + 1}&limit=20`)), [], 'past the end, still []')
 })
 
 t.test('cursor: links, no total, tamper-evident, not with page', async t => {

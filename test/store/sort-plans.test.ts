@@ -15,6 +15,7 @@ import type { Resource } from '../../src/resources/model.js'
 import { parseListQuery } from '../../src/resources/query.js'
 import { sortKeys } from '../../src/resources/query-schema.js'
 import type { Database } from '../../src/store/dialect.js'
+import { DEFERRED_FROM_OFFSET } from '../../src/store/list-query.js'
 import type { Store } from '../../src/store/store.js'
 import { ON_POSTGRES } from '../helper.js'
 import { recordingStore } from '../support/recording-store.js'
@@ -42,6 +43,9 @@ async function plan (db: Kysely<Database>, query: CompiledQuery): Promise<PlanNo
   })
 }
 
+/** The first page of the default length (20) past DEFERRED_FROM_OFFSET. */
+const DEEP_PAGE = Math.ceil(DEFERRED_FROM_OFFSET / 20) + 1
+
 const sortSteps = (steps: PlanNode[]): string[] => steps.map(step => step['Node Type']).filter(type => /Sort|B-TREE FOR ORDER BY/.test(type))
 
 /**
@@ -66,8 +70,8 @@ t.test('every sort key, either direction, page or cursor, is read in order from 
   const cursors = cursorCodec(randomBytes(32))
   for (const resource of model.resources) {
     for (const key of sortKeys(resource)) {
-      // Page 100 (a number, as validation leaves it) is past DEFERRED_FROM_OFFSET: its ids are found first, then its rows read in their order.
-      const queries: Array<Record<string, string | number>> = [{ sort: key }, { sort: `-${key}` }, { sort: `-${key}`, cursor: '' }, { sort: key, page: 100 }, { sort: `-${key}`, page: 100 }]
+      // A deep page (a number, as validation leaves it) has its ids found first, then its rows read in their order.
+      const queries: Array<Record<string, string | number>> = [{ sort: key }, { sort: `-${key}` }, { sort: `-${key}`, cursor: '' }, { sort: key, page: DEEP_PAGE }, { sort: `-${key}`, page: DEEP_PAGE }]
       for (const raw of queries) {
         const steps = await pagePlan(dialect.db, await pageQueries(store, sent, resource, raw, cursors))
         t.same(sortSteps(steps), [], `${resource.collection}?${new URLSearchParams(Object.entries(raw).map(([name, value]): [string, string] => [name, String(value)])).toString()}: no sort step`)
@@ -83,12 +87,12 @@ t.test('a deep page skips its offset on the sort\'s index alone and reads only i
     for (const key of sortKeys(resource)) {
       for (const sort of [key, `-${key}`]) {
         // Every read is of this one table; SQLite names it by its alias in the query, and calls the ids' co-routine a scan of `page`.
-        const reads = (await pagePlan(dialect.db, await pageQueries(store, sent, resource, { sort, page: 100 }, cursors))).filter(step => step['Relation Name'] !== undefined && step['Relation Name'] !== 'page')
+        const reads = (await pagePlan(dialect.db, await pageQueries(store, sent, resource, { sort, page: DEEP_PAGE }, cursors))).filter(step => step['Relation Name'] !== undefined && step['Relation Name'] !== 'page')
         const described = reads.map(step => step['Node Type']).join('; ')
         // SQLite's table is itself ordered by id, the rows it skips are then the table's (as plain as before).
         const skipping = reads.filter(step => ON_POSTGRES ? step['Node Type'] === 'Index Only Scan' : /^SCAN \w+ USING COVERING INDEX /.test(step['Node Type']) || (key === 'id' && /^SCAN \w+$/.test(step['Node Type'])))
         const fetching = reads.filter(step => step['Index Cond'] !== undefined)
-        t.ok(reads.length === 2 && skipping.length === 1 && fetching.length === 1, `${resource.collection}?sort=${sort}&page=100: one index-only read, one read of the rows by id (${described})`)
+        t.ok(reads.length === 2 && skipping.length === 1 && fetching.length === 1, `${resource.collection}?sort=${sort}&page=${DEEP_PAGE}: one index-only read, one read of the rows by id (${described})`)
       }
     }
   }
