@@ -4,7 +4,7 @@
  * hashes). Engine tables, not resources: they never appear in /v1/{collection}.
  */
 import type { Kysely, Transaction } from 'kysely'
-import type { Database, Dialect } from './dialect.js'
+import { isoTimestamp, type Database, type Dialect } from './dialect.js'
 
 export const API_KEYS_TABLE = 'resourcery_api_keys'
 export const CLIENTS_TABLE = 'resourcery_clients'
@@ -46,9 +46,7 @@ export interface CredentialStore {
 
 type Row = Record<string, unknown>
 
-/** PostgreSQL returns timestamptz as a Date, SQLite as the ISO text that was written. */
-const timestamp = (value: unknown): string => value instanceof Date ? value.toISOString() : String(value)
-const optional = (value: unknown): string | undefined => value === null || value === undefined ? undefined : timestamp(value)
+const optional = (value: unknown): string | undefined => value === null || value === undefined ? undefined : isoTimestamp(value)
 
 /** The named timestamp columns that hold a value; absent ones stay absent, never null. */
 function optionalTimestamps (row: Row, names: readonly string[]): Record<string, string> {
@@ -66,7 +64,7 @@ function credential (row: Row) {
     id: Number(row.id),
     name: String(row.name),
     scopes: JSON.parse(String(row.scopes)) as string[],
-    createdAt: timestamp(row.createdAt)
+    createdAt: isoTimestamp(row.createdAt)
   }
 }
 

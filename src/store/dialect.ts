@@ -8,6 +8,15 @@ import type { ColumnDataType, ColumnDefinitionBuilder, CompiledQuery, Expression
 import type { Writer } from './group-commit.js'
 import type { ColumnKind, ExistingColumn, ExistingIndex, IndexTraits } from './tables.js'
 
+/**
+ * A timestamp as a dialect reads it, in the API's form (RFC 3339, UTC,
+ * milliseconds): SQLite gives back the ISO text that was written, PostgreSQL
+ * the same text (timestampFromText) or, for a session not printing UTC, a Date.
+ */
+export function isoTimestamp (value: unknown): string {
+  return value instanceof Date ? value.toISOString() : String(value)
+}
+
 /** Tables and columns come from the definitions, so the database is typed loosely. */
 export type Database = Record<string, Record<string, unknown>>
 

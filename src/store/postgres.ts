@@ -8,7 +8,7 @@ import { CompiledQuery, Kysely, PostgresDialect, sql, type SqlBool } from 'kysel
 import pg from 'pg'
 import { directWriter } from './group-commit.js'
 import { preparingPool } from './prepared-statements.js'
-import type { ConstraintViolation, Database, Dialect } from './dialect.js'
+import { isoTimestamp, type ConstraintViolation, type Database, type Dialect } from './dialect.js'
 import { keepRowCounts, keepValueCounts, TALLY_SHARDS } from './postgres-tallies.js'
 import { POSTGRES_MAX_NAME_BYTES } from './identifiers.js'
 import type { ColumnKind, ExistingColumn, ExistingIndex } from './tables.js'
@@ -118,8 +118,7 @@ export function openPostgres (options: PostgresOptions): Dialect {
     },
     decode (kind, value) {
       if (value === null || value === undefined) return undefined
-      // A string is timestampFromText's, already in the API's form.
-      if (kind === 'timestamp') return typeof value === 'string' ? value : (value as Date).toISOString()
+      if (kind === 'timestamp') return isoTimestamp(value)
       return value
     },
     like: (column, pattern) => sql<SqlBool>`lower(${column} collate "und-x-icu") like ${pattern.toLowerCase()} escape '\\'`,
