@@ -3,6 +3,7 @@
  * the scope check. A bearer credential is an API key when it has the `rsy_`
  * prefix and a JWT otherwise; nothing else is accepted on resource routes.
  */
+import { hash } from 'node:crypto'
 import type { FastifyRequest } from 'fastify'
 import { annotate, ScopeForbidden, ScopeMissing, Unauthenticated } from '../errors.js'
 import type { ApiKeyRecord, CredentialStore } from '../store/credentials.js'
@@ -12,8 +13,13 @@ import { hashApiKey, looksLikeApiKey, parseScopes } from './secrets.js'
 export const ADMIN_SCOPE = 'admin'
 
 export interface Principal {
-  /** JWT `sub`, `api-key:{id}` for an API key, `client:{clientId}` for a client's token. */
-  readonly subject: string
+  /**
+   * Who the caller is, whose records it owns: JWT `sub`, `api-key:{id}` for an
+   * API key, `client:{clientId}` for a client's token. A JWT may have no `sub`.
+   */
+  readonly subject?: string
+  /** What rate limits and idempotency keys are kept per: the subject, or for a token without one the token itself. */
+  readonly credential: string
   readonly scopes: ReadonlySet<string>
   readonly via: 'jwt' | 'api-key'
 }
@@ -31,20 +37,30 @@ export interface Authenticator {
  * are cached (jwt.ts, api-key-cache.ts), so a hot credential costs no scope
  * parsing or Set per request.
  */
-function remembered<Source extends object> (make: (source: Source) => Principal): (source: Source) => Principal {
+function remembered<Source extends object, Extra extends unknown[]> (make: (source: Source, ...extra: Extra) => Principal): (source: Source, ...extra: Extra) => Principal {
   const made = new WeakMap<Source, Principal>()
-  return source => {
+  return (source, ...extra) => {
     let principal = made.get(source)
     if (principal === undefined) {
-      principal = make(source)
+      principal = make(source, ...extra)
       made.set(source, principal)
     }
     return principal
   }
 }
 
-const ofClaims = remembered((claims: TokenClaims): Principal => ({ subject: claims.sub, scopes: new Set(parseScopes(claims.scope ?? '')), via: 'jwt' }))
-const ofApiKey = remembered((record: ApiKeyRecord): Principal => ({ subject: `api-key:${record.id}`, scopes: new Set(record.scopes), via: 'api-key' }))
+/** A token without `sub` is its own credential, named by a digest so that the token itself is not kept as a key. */
+const tokenCredential = (token: string): string => `token:${hash('sha256', token, 'base64url')}`
+
+const ofClaims = remembered((claims: TokenClaims, token: string): Principal => ({
+  ...(claims.sub === undefined ? { credential: tokenCredential(token) } : { subject: claims.sub, credential: claims.sub }),
+  scopes: new Set(parseScopes(claims.scope ?? '')),
+  via: 'jwt'
+}))
+const ofApiKey = remembered((record: ApiKeyRecord): Principal => {
+  const subject = `api-key:${record.id}`
+  return { subject, credential: subject, scopes: new Set(record.scopes), via: 'api-key' }
+})
 
 export function createAuthenticator (credentials: CredentialStore, verifyJwt: JwtVerifier): Authenticator {
   const touched = new Map<number, number>()
@@ -80,7 +96,7 @@ export function createAuthenticator (credentials: CredentialStore, verifyJwt: Jw
       }
       const token = match[2]!
       if (looksLikeApiKey(token)) return await apiKeyPrincipal(request, token)
-      return ofClaims(await verifyJwt(token))
+      return ofClaims(await verifyJwt(token), token)
     }
   }
 }

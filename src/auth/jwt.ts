@@ -23,7 +23,8 @@ export interface JwtSettings {
 }
 
 export interface TokenClaims {
-  readonly sub: string
+  /** Optional, as the contract requires only `exp`; a token without it cannot own records (visibility.ts). */
+  readonly sub?: string
   readonly scope?: string
   readonly exp: number
 }
@@ -37,7 +38,7 @@ export function invalidToken (reason: string): Error {
 const REASONS: Record<string, string> = {
   FAST_JWT_EXPIRED: 'the token has expired',
   FAST_JWT_INACTIVE: 'the token is not valid yet (nbf)',
-  FAST_JWT_MISSING_REQUIRED_CLAIM: 'the token lacks a required claim (exp and sub are required)',
+  FAST_JWT_MISSING_REQUIRED_CLAIM: 'the token lacks a required claim (exp, and iss / aud where configured)',
   FAST_JWT_INVALID_CLAIM_VALUE: 'the token\'s iss or aud is not accepted',
   FAST_JWT_INVALID_CLAIM_TYPE: 'a claim of the token has the wrong type',
   FAST_JWT_INVALID_ALGORITHM: 'the token\'s algorithm is not accepted',
@@ -88,7 +89,7 @@ export function jwtVerifier (log: FastifyBaseLogger, settings: JwtSettings): Jwt
     key: keyFor,
     algorithms: ['HS256', ...asymmetric] as Algorithm[],
     // fast-jwt checks iss / aud only when present, so configured ones are also required.
-    requiredClaims: ['exp', 'sub', ...(settings.issuer === '' ? [] : ['iss']), ...(settings.audience === '' ? [] : ['aud'])],
+    requiredClaims: ['exp', ...(settings.issuer === '' ? [] : ['iss']), ...(settings.audience === '' ? [] : ['aud'])],
     ...(settings.issuer === '' ? {} : { allowedIss: settings.issuer }),
     ...(settings.audience === '' ? {} : { allowedAud: settings.audience }),
     cache: false
@@ -107,8 +108,8 @@ export function jwtVerifier (log: FastifyBaseLogger, settings: JwtSettings): Jwt
     if (firstDot === -1 || firstDot === token.lastIndexOf('.')) throw invalidToken(REASONS.FAST_JWT_MALFORMED!)
     try {
       const claims = await verify(token) as TokenClaims
-      if (typeof claims.sub !== 'string' || claims.sub === '' || (claims.scope !== undefined && typeof claims.scope !== 'string')) {
-        throw invalidToken('the token\'s sub must be a non-empty string and scope a string')
+      if ((claims.sub !== undefined && (typeof claims.sub !== 'string' || claims.sub === '')) || (claims.scope !== undefined && typeof claims.scope !== 'string')) {
+        throw invalidToken('the token\'s sub, when present, must be a non-empty string, and scope a string')
       }
       verified.set(token, { claims, until: Math.min(claims.exp * 1000, Date.now() + VERIFIED_CACHE_MS) })
       return claims

@@ -54,10 +54,10 @@ async function idempotency (app: FastifyInstance): Promise<void> {
     if (typeof key !== 'string' || !KEY.test(key)) {
       throw invalid([{ in: 'header', pointer: '/Idempotency-Key', detail: 'must be 1 to 255 visible ASCII characters' }])
     }
-    const subject = request.principal?.subject ?? ''
+    const credential = request.principal?.credential ?? ''
     const now = new Date()
     const print = requestFingerprint(request.method, request.url, request.body)
-    const claim = await records.claim(subject, key, print, {
+    const claim = await records.claim(credential, key, print, {
       now, expiresAt: new Date(now.getTime() + RETENTION_MS), staleBefore: new Date(now.getTime() - STALE_MS)
     })
     if (claim.claimed) {

@@ -34,7 +34,7 @@ export function parseScopeLimits (text: string): Map<string, number> {
 }
 
 function keyOf (request: FastifyRequest): string {
-  return request.principal === null ? `ip:${request.ip}` : `sub:${request.principal.subject}`
+  return request.principal === null ? `ip:${request.ip}` : `sub:${request.principal.credential}`
 }
 
 async function limits (app: FastifyInstance, options: RateLimitOptions): Promise<void> {

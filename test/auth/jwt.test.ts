@@ -44,8 +44,8 @@ t.test('every kind of bad token is 401 invalid_token, never 500', async t => {
     expired: bearer({ sub: 'u', scope: 'admin', exp: now() - 10 }),
     'not yet valid': bearer({ sub: 'u', scope: 'admin', nbf: now() + 3600 }),
     'no exp': `Bearer ${hs256({ alg: 'HS256', typ: 'JWT' }, { sub: 'u', scope: 'admin' }, TEST_JWT_SECRET)}`,
-    'no sub': bearer({ scope: 'admin' }),
     'sub of the wrong type': bearer({ sub: 42, scope: 'admin' }),
+    'empty sub': bearer({ sub: '', scope: 'admin' }),
     'exp of the wrong type': `Bearer ${hs256({ alg: 'HS256' }, { sub: 'u', scope: 'admin', exp: 'tomorrow' }, TEST_JWT_SECRET)}`,
     'scope of the wrong type': bearer({ sub: 'u', scope: ['admin'] }),
     'signed with another secret': `Bearer ${hs256({ alg: 'HS256' }, { sub: 'u', scope: 'admin', exp: now() + 60 }, 'another-secret-another-secret-another')}`,
@@ -71,6 +71,34 @@ t.test('every kind of bad token is 401 invalid_token, never 500', async t => {
   t.equal(malformed, 'the token is malformed or its signature does not verify')
   t.equal(await detailOf(cases['not a JWT']!), malformed)
   t.equal(await detailOf(cases['no parts at all']!), malformed)
+})
+
+t.test('a token without sub is accepted (only exp is required), but cannot own records', async t => {
+  const app = await buildTestApp(t)
+  const anonymous = bearer({ scope: 'projects:read projects:write notes:read notes:write' })
+  const created = await app.inject({ method: 'POST', url: READ, headers: { authorization: anonymous }, payload: { name: 'no subject' } })
+  t.equal(created.statusCode, 201)
+  t.equal(created.json().name, 'no subject')
+  const read = await app.inject({ method: 'GET', url: READ, headers: { authorization: anonymous } })
+  t.equal(read.statusCode, 200)
+  t.same(read.json().map((project: { name: string }) => project.name), ['no subject'])
+
+  // notes are owned: a caller with no subject has none to see and none to stamp.
+  for (const [method, url] of [['GET', '/v1/notes'], ['POST', '/v1/notes'], ['GET', '/v1/notes/1']] as const) {
+    const refused = await app.inject({ method, url, headers: { authorization: anonymous }, ...(method === 'POST' ? { payload: { name: 'mine?' } } : {}) })
+    assertProblem(t, refused, 401, 'invalid-token')
+    t.match(refused.json().detail, /no sub, and notes belong to the subject that created them/, `${method} ${url}`)
+    t.match(refused.headers['www-authenticate'], /^Bearer realm="api", error="invalid_token"/)
+  }
+  // An admin without a subject sees every owner's records, but still cannot create one in nobody's name.
+  const owner = bearer({ sub: 'alice', scope: 'notes:write' })
+  t.equal((await app.inject({ method: 'POST', url: '/v1/notes', headers: { authorization: owner }, payload: { name: 'alice\'s' } })).statusCode, 201)
+  const admin = bearer({ scope: 'admin' })
+  const all = await app.inject({ method: 'GET', url: '/v1/notes', headers: { authorization: admin } })
+  t.equal(all.statusCode, 200)
+  t.same(all.json().map((note: { owner: string }) => note.owner), ['alice'])
+  assertProblem(t, await app.inject({ method: 'POST', url: '/v1/notes', headers: { authorization: admin }, payload: { name: 'nobody\'s' } }), 401, 'invalid-token')
+  t.equal((await app.inject({ method: 'GET', url: '/v1/notes', headers: { authorization: admin } })).headers['x-total-count'], '1', 'nothing was created')
 })
 
 t.test('a token accepted (and so remembered) is refused once it expires', async t => {

@@ -56,6 +56,12 @@ t.test('counted per credential once authenticated', async t => {
   t.equal((await app.inject({ method: 'GET', url: '/v1/projects', headers: { authorization: bob } })).statusCode, 200, 'another credential has its own budget')
   const aliceAgain = bearer({ sub: 'alice', scope: 'projects:read tasks:read' })
   t.equal((await app.inject({ method: 'GET', url: '/v1/projects', headers: { authorization: aliceAgain } })).statusCode, 429, 'a new token for the same subject shares it')
+  // A token without sub names nobody: it is counted as itself.
+  const anonymous = bearer({ scope: 'projects:read' })
+  for (let i = 0; i < 2; i++) t.equal((await app.inject({ method: 'GET', url: '/v1/projects', headers: { authorization: anonymous } })).statusCode, 200)
+  t.equal((await app.inject({ method: 'GET', url: '/v1/projects', headers: { authorization: anonymous } })).statusCode, 429, 'a token without sub has a budget of its own')
+  const otherAnonymous = bearer({ scope: 'projects:read tasks:read' })
+  t.equal((await app.inject({ method: 'GET', url: '/v1/projects', headers: { authorization: otherAnonymous } })).statusCode, 200, 'and another such token another')
 })
 
 t.test('counted per client IP before authentication, so guessing credentials is limited', async t => {
