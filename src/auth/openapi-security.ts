@@ -19,7 +19,7 @@ export function scopesOf (resources: readonly Resource[]): Record<string, string
 
 export function securitySchemes (resources: readonly Resource[]): Record<string, unknown> {
   return {
-    bearerJwt: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'A JWT from /v1/auth/token, `resourcery token`, or the configured external issuer; scopes in its `scope` claim.' },
+    bearerJwt: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'A JWT from /v1/auth/token, `resourcery token`, or the configured external issuer: `exp` required, scopes in its space-separated `scope` claim, and `sub` naming the caller (owned records need it).' },
     bearerApiKey: { type: 'http', scheme: 'bearer', bearerFormat: 'rsy_…', description: 'An API key (`resourcery keys create`, or POST /v1/api-keys), sent as a bearer token.' },
     clientCredentials: {
       type: 'oauth2',
