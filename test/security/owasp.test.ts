@@ -1,7 +1,14 @@
 /**
- * The OWASP API Security Top 10 (2023), item by item, as real requests. Items
- * that do not apply to this service say why.
+ * The OWASP API Security Top 10 (2023), item by item, as real requests.
+ * API6 (unrestricted access to sensitive business flows) has no test of its
+ * own: the service has no purchase, sign-up or similar flow to automate, and
+ * the flows that mint credentials are rate limited (API2) and admin-only (API5).
  */
+import { generateKeyPairSync } from 'node:crypto'
+import { createServer, type ServerResponse } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { createSigner } from 'fast-jwt'
+import type { LightMyRequestResponse } from 'fastify'
 import t from 'tap'
 import { assertProblem, bearer, body, buildTestApp, post } from '../helper.js'
 
@@ -66,10 +73,6 @@ t.test('API5 broken function-level authorization: admin functions need admin', a
   assertProblem(t, await post(app, '/v1/projects', { name: 'x' }, { authorization: alice }), 401, 'insufficient-scope')
 })
 
-t.test('API6 unrestricted access to sensitive business flows: not applicable', async t => {
-  t.pass('the service has no purchase, sign-up or similar flow to automate; its write paths are rate limited (API4)')
-})
-
 t.test('API7 server-side request forgery: the service fetches only the configured JWKS URL', async t => {
   const app = await buildTestApp(t)
   const response = await app.inject({ method: 'GET', url: '/v1/projects', headers: { authorization: `Bearer ${Buffer.from('{"alg":"RS256","jku":"http://169.254.169.254/"}').toString('base64url')}.e30.x` } })
@@ -97,6 +100,40 @@ t.test('API9 improper inventory management: every route is documented, unknown v
   assertProblem(t, await app.inject({ method: 'GET', url: '/v2/projects' }), 404, 'unknown-version')
 })
 
-t.test('API10 unsafe consumption of APIs: not applicable', async t => {
-  t.pass('the service consumes no third-party API besides a configured JWKS, whose keys are parsed strictly and bounded in number and time')
+t.test('API10 unsafe consumption of APIs: what a JWKS URL sends is bounded and checked like any input', async t => {
+  const pair = generateKeyPairSync('ec', { namedCurve: 'P-256' })
+  const good = { ...pair.publicKey.export({ format: 'jwk' }), kid: 'good' }
+  const token = createSigner({ key: pair.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(), algorithm: 'ES256', kid: 'good' })({ sub: 'j', scope: 'projects:read', exp: Math.floor(Date.now() / 1000) + 60 })
+  let cutOff = false
+  const answers: Record<string, (response: ServerResponse) => void> = {
+    // 64 MiB of key set, sent without a Content-Length: only reading it shows its size.
+    '/endless': response => {
+      response.write('{"keys":[')
+      const chunk = `${JSON.stringify(good)},`.repeat(2000)
+      let sent = 0
+      const more = (): void => {
+        while (sent < 64 * 1024 * 1024) {
+          sent += chunk.length
+          if (!response.write(chunk)) { response.once('drain', more); return }
+        }
+        response.end(`${JSON.stringify(good)}]}`)
+      }
+      response.once('close', () => { cutOff = !response.writableFinished })
+      more()
+    },
+    '/not-json': response => response.end('<html>maintenance</html>'),
+    '/no-keys': response => response.end('{"keys":5}'),
+    '/junk-keys': response => response.end(JSON.stringify({ keys: [null, 7, 'key', [], { kty: 'RSA' }, { kty: 'nope', kid: 'good' }, good] }))
+  }
+  const server = createServer((request, response) => answers[request.url!]!(response))
+  await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => server.close())
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  const answer = async (path: string): Promise<LightMyRequestResponse> => {
+    const app = await buildTestApp(t, { env: { JWT_JWKS_URL: `${base}${path}` } })
+    return await app.inject({ method: 'GET', url: '/v1/projects', headers: { authorization: `Bearer ${token}` } })
+  }
+  for (const path of ['/endless', '/not-json', '/no-keys']) assertProblem(t, await answer(path), 503, 'issuer-unreachable')
+  t.ok(cutOff, 'the endless key set was not read to its end')
+  t.equal((await answer('/junk-keys')).statusCode, 200, 'entries that are not keys are skipped, the real key still verifies')
 })
