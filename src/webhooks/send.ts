@@ -1,12 +1,17 @@
 /**
  * One webhook request: POST the body to the checked address (never another
  * one the name might resolve to by now), no redirects followed, bounded in
- * time, and the response read only for its status and Retry-After.
+ * time, and the response read only for its status and Retry-After: a
+ * receiver's body is drained up to MAX_DRAINED_BYTES, then its connection is
+ * dropped, so no receiver can keep one busy by answering without end.
  */
 import { request as httpRequest, type IncomingMessage } from 'node:http'
 import { request as httpsRequest } from 'node:https'
 import type { LookupFunction } from 'node:net'
 import type { ResolvedTarget } from './targets.js'
+
+/** Past this much of a receiver's (unread) response body, the connection is closed rather than drained. */
+export const MAX_DRAINED_BYTES = 64 * 1024
 
 export interface SendResult {
   readonly status?: number
@@ -35,8 +40,12 @@ export async function sendWebhook (url: URL, target: ResolvedTarget, headers: Re
       timeout: timeoutMs,
       headers: { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)), 'user-agent': 'Resourcery-Webhooks/1', ...headers }
     }, (response: IncomingMessage) => {
-      // The body is not needed; drain it so the socket is released.
-      response.resume()
+      // The body is not needed: a short one is drained so the connection can be reused, a long one cut off.
+      let drained = 0
+      response.on('data', (chunk: Buffer) => {
+        drained += chunk.length
+        if (drained > MAX_DRAINED_BYTES) response.destroy()
+      })
       const header = response.headers['retry-after']
       const wait = retryAfterSeconds(Array.isArray(header) ? header[0] : header, Date.now())
       resolve({ status: response.statusCode ?? 0, ...(wait === undefined ? {} : { retryAfterSeconds: wait }) })
