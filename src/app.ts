@@ -11,7 +11,6 @@ import { adminRoutes, adminSchemas } from './auth/admin-routes.js'
 import { scopesOf } from './auth/openapi-security.js'
 import { tokenRoute, tokenSchemas } from './auth/token-route.js'
 import { parseDuration } from './duration.js'
-import { shuttingDown } from './errors.js'
 import compress from '@fastify/compress'
 import cors from '@fastify/cors'
 import { schemaEpoch } from './http/conditional.js'
@@ -28,6 +27,7 @@ import { CURRENT_VERSION, rewriteVersionedUrl } from './http/versions.js'
 import auth from './plugins/auth.js'
 import caching from './plugins/caching.js'
 import documentedHeaders from './plugins/documented-headers.js'
+import drain from './plugins/drain.js'
 import { healthRoutes } from './plugins/health.js'
 import idempotency from './plugins/idempotency.js'
 import negotiation from './plugins/negotiation.js'
@@ -103,6 +103,7 @@ export async function buildApp ({ config, definitions, store: givenStore, logStr
     genReqId: requestIdFor,
     logController: new OneLineLogController(),
     bodyLimit: config.bodyLimit,
+    // The drain plugin answers requests that arrive while closing, with a problem.
     return503OnClosing: false,
     rewriteUrl: routingRefusals(rewriteVersionedUrl),
     clientErrorHandler: clientErrorHandler(securityHeaders),
@@ -129,20 +130,7 @@ export async function buildApp ({ config, definitions, store: givenStore, logStr
   await app.register(pathHeaders)
   await app.register(problems)
   await app.register(security, { https })
-  // Fastify's own answer to a request that arrives while it closes (return503OnClosing) is a plain JSON
-  // body, not a problem: it is turned off above, and such requests are refused here instead, with the
-  // headers of every answer. Fastify closes the connection after the answer.
-  let closing = false
-  app.addHook('preClose', function drain (done) {
-    closing = true
-    done()
-  })
-  // preParsing, after every onRequest hook: the 503 is counted and carries the rate-limit headers like every answer.
-  // An unknown path is answered 404 (a retry elsewhere would be too), counted in its handler's preHandler.
-  app.addHook('preParsing', function refuseWhileClosing (request, _reply, payload, done) {
-    if (closing && !request.is404) done(shuttingDown())
-    else done(null, payload)
-  })
+  await app.register(drain)
   if (config.corsOrigins !== '') await app.register(cors, corsOptions(config.corsOrigins))
   await app.register(negotiation)
   await app.register(requestLimits)

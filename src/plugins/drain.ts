@@ -1,0 +1,47 @@
+/**
+ * Graceful drain: once the app starts closing (SIGTERM), requests still in
+ * flight finish, and each connection is let go with its last answer, so the
+ * process stops as soon as its work is done.
+ *
+ * Fastify's own answer to a request that arrives while it closes
+ * (return503OnClosing) is a plain JSON body, not a problem: it is turned off,
+ * and such requests are refused here instead, with the headers of every
+ * answer. Fastify marks those answers `Connection: close` itself; an answer to
+ * a request that was already under way is marked here. Without that, its
+ * keep-alive connection turned idle only after the server had closed the idle
+ * ones, and the close waited out the whole keep-alive timeout for it
+ * (fastify/fastify#7044), past the shutdown deadline when that timeout is the
+ * minute a load balancer in front asks for.
+ */
+import type { Socket } from 'node:net'
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import fp from 'fastify-plugin'
+import { shuttingDown } from '../errors.js'
+
+export default fp(async function drain (app) {
+  let closing = false
+  // Connections on which a request arrived after closing began (pipelined behind one in flight): the answer before
+  // it keeps the connection open, so the refusal reaches the client instead of the connection closing under it.
+  const refusedOn = new WeakSet<Socket>()
+  app.addHook('preClose', function startDraining (done) {
+    closing = true
+    done()
+  })
+  // preParsing, after every onRequest hook: the 503 is counted and carries the rate-limit headers like every answer.
+  // An unknown path is answered 404 (a retry elsewhere would be too), counted in its handler's preHandler.
+  app.addHook('preParsing', function refuseWhileClosing (request, _reply, payload, done) {
+    if (!closing) {
+      done(null, payload)
+      return
+    }
+    refusedOn.add(request.raw.socket)
+    if (request.is404) done(null, payload)
+    else done(shuttingDown())
+  })
+  // RFC 9112 §9.6: the client learns not to send another request on this connection, and Node closes it after
+  // the answer. HTTP/2 has no Connection field (Fastify closes its sessions gracefully).
+  app.addHook('onSend', function closeConnectionWhileClosing (request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (error: null, payload: unknown) => void) {
+    if (closing && request.raw.httpVersionMajor === 1 && !refusedOn.has(request.raw.socket)) reply.header('connection', 'close')
+    done(null, payload)
+  })
+}, { name: 'resourcery-drain' })
