@@ -1,23 +1,24 @@
-import { spawnSync } from 'node:child_process'
+import { existsSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import t from 'tap'
 import { assertProblem, body, buildTestApp, testDatabaseFile, TEST_JWT_SECRET } from './helper.js'
+import { runNode } from './support/run-node.js'
 
 const CLI = fileURLToPath(new URL('../dist/src/cli.js', import.meta.url))
 
-function cli (args: string[], env: Record<string, string>) {
-  const result = spawnSync(process.execPath, [CLI, ...args], { env: { PATH: process.env.PATH ?? '', JWT_SECRET: TEST_JWT_SECRET, ...env }, encoding: 'utf8' })
+async function cli (args: string[], env: Record<string, string>): Promise<{ status: number | null, stdout: string, stderr: string, last: string }> {
+  const result = await runNode([CLI, ...args], { PATH: process.env.PATH ?? '', JWT_SECRET: TEST_JWT_SECRET, ...env })
   const lines = result.stdout.trim().split('\n')
-  return { status: result.status, stdout: result.stdout, stderr: result.stderr, last: lines.at(-1) ?? '' }
+  return { ...result, last: lines.at(-1) ?? '' }
 }
 
 t.test('keys create prints the key as the last line; it works until revoked (API_KEY_CACHE_TTL=0)', async t => {
   const file = testDatabaseFile(t)
   const env = { DATABASE_URL: `sqlite:${file}`, DATA_DIR: `${file}.data` }
-  const created = cli(['keys', 'create', '--name', 'ci', '--scopes', 'projects:read tasks:read', '--expires', '30d'], env)
+  const created = await cli(['keys', 'create', '--name', 'ci', '--scopes', 'projects:read tasks:read', '--expires', '30d'], env)
   t.equal(created.status, 0, created.stderr)
   t.match(created.last, /^rsy_[A-Za-z0-9_-]{43}$/)
-  const listed = cli(['keys', 'list'], env)
+  const listed = await cli(['keys', 'list'], env)
   t.match(listed.stdout, /^1\trsy_\S+…\tci\tprojects:read tasks:read\texpires \d{4}-/m)
   t.notMatch(listed.stdout, created.last, 'the list does not show the key')
 
@@ -27,15 +28,15 @@ t.test('keys create prints the key as the last line; it works until revoked (API
   t.equal((await app.inject({ method: 'GET', url: '/v1/tasks', headers: { authorization } })).statusCode, 200)
   const apiKeys = body(await app.inject({ method: 'GET', url: '/v1/api-keys' }))
   t.match(apiKeys[0].expiresAt, /^\d{4}-/)
-  t.equal(cli(['keys', 'revoke', '1'], env).status, 0)
+  t.equal((await cli(['keys', 'revoke', '1'], env)).status, 0)
   assertProblem(t, await app.inject({ method: 'GET', url: '/v1/tasks', headers: { authorization } }), 401)
-  t.equal(cli(['keys', 'revoke', '1'], env).status, 2, 'revoking twice is an error')
+  t.equal((await cli(['keys', 'revoke', '1'], env)).status, 2, 'revoking twice is an error')
 })
 
 t.test('clients create prints the secret last; token mints a JWT for local use', async t => {
   const file = testDatabaseFile(t)
   const env = { DATABASE_URL: `sqlite:${file}`, DATA_DIR: `${file}.data` }
-  const client = cli(['clients', 'create', '--name', 'svc', '--scopes', 'notes:read'], env)
+  const client = await cli(['clients', 'create', '--name', 'svc', '--scopes', 'notes:read'], env)
   t.equal(client.status, 0, client.stderr)
   const clientId = /client_id: (\S+)/.exec(client.stdout)?.[1]
   t.match(clientId, /^rsyc_/)
@@ -48,7 +49,7 @@ t.test('clients create prints the secret last; token mints a JWT for local use',
   })
   t.equal(token.statusCode, 200)
 
-  const minted = cli(['token', '--sub', 'dev', '--scopes', 'projects:read', '--ttl', '10m'], env)
+  const minted = await cli(['token', '--sub', 'dev', '--scopes', 'projects:read', '--ttl', '10m'], env)
   t.equal(minted.status, 0, minted.stderr)
   const claims = JSON.parse(Buffer.from(minted.last.split('.')[1]!, 'base64url').toString()) as { sub: string, scope: string, exp: number }
   t.equal(claims.sub, 'dev')
@@ -58,30 +59,42 @@ t.test('clients create prints the secret last; token mints a JWT for local use',
 })
 
 t.test('usage errors say what is wrong and exit 2', async t => {
-  const env = { DATABASE_URL: `sqlite:${testDatabaseFile(t)}` }
-  const unknownScope = cli(['keys', 'create', '--name', 'x', '--scopes', 'everything'], env)
-  t.equal(unknownScope.status, 2)
-  t.match(unknownScope.stderr, /unknown scope everything; known: projects:read/)
-  const missing = cli(['keys', 'create', '--scopes', 'admin'], env)
-  t.equal(missing.status, 2)
-  t.match(missing.stderr, /--name is required/)
-  t.equal(cli(['token', '--sub', 'x', '--scopes', 'admin', '--ttl', 'forever'], env).status, 2)
-  for (const [command, option, value] of [['token', '--ttl', '0'], ['keys', '--expires', '36501d'], ['keys', '--expires', '100000000d']]) {
-    const lifetime = cli(command === 'token' ? ['token', '--sub', 'x', '--scopes', 'admin', option!, value!] : ['keys', 'create', '--name', 'x', '--scopes', 'admin', option!, value!], env)
-    t.equal(lifetime.status, 2, `${option} ${value}`)
-    t.equal(lifetime.stderr, `resourcery: ${option} must be from 1 second to 100 years (36500d)\n`, 'said in one line, no stack trace')
-  }
-  t.equal(cli(['nonsense'], env).status, 2)
-  t.equal(cli(['help'], env).status, 0)
+  const file = testDatabaseFile(t)
+  const env = { DATABASE_URL: `sqlite:${file}` }
+  const lifetimes = [['token', '--ttl', '0'], ['keys', '--expires', '36501d'], ['keys', '--expires', '100000000d']] as const
+  // Each is a process of its own and none writes: all at once.
+  const [unknownScope, missing, unreadableTtl, nonsense, help, unreachable, ...outOfRange] = await Promise.all([
+    cli(['keys', 'create', '--name', 'x', '--scopes', 'everything'], env),
+    cli(['keys', 'create', '--scopes', 'admin'], env),
+    cli(['token', '--sub', 'x', '--scopes', 'admin', '--ttl', 'forever'], env),
+    cli(['nonsense'], env),
+    cli(['help'], env),
+    cli(['clients', 'revoke', 'one'], { DATABASE_URL: 'postgres://app@127.0.0.1:1/app' }),
+    ...lifetimes.map(async ([command, option, value]) => await cli(command === 'token' ? ['token', '--sub', 'x', '--scopes', 'admin', option, value] : ['keys', 'create', '--name', 'x', '--scopes', 'admin', option, value], env))
+  ])
+  t.equal(unknownScope!.status, 2)
+  t.match(unknownScope!.stderr, /unknown scope everything; known: projects:read/)
+  t.equal(missing!.status, 2)
+  t.match(missing!.stderr, /--name is required/)
+  t.equal(unreadableTtl!.status, 2)
+  lifetimes.forEach(([, option, value], i) => {
+    t.equal(outOfRange[i]!.status, 2, `${option} ${value}`)
+    t.equal(outOfRange[i]!.stderr, `resourcery: ${option} must be from 1 second to 100 years (36500d)\n`, 'said in one line, no stack trace')
+  })
+  t.equal(nonsense!.status, 2)
+  t.equal(help!.status, 0)
+  t.equal(unreachable!.status, 2, 'the usage error is found before the database is reached')
+  t.match(unreachable!.stderr, /^resourcery: usage: resourcery clients create/)
+  t.notOk(existsSync(file), 'no usage error created the database')
 })
 
 t.test('openapi writes the document where it is told, and says in one line when it cannot', async t => {
   const dir = t.testdir()
-  const written = cli(['openapi', `${dir}/docs/api.json`], {})
+  const written = await cli(['openapi', `${dir}/docs/api.json`], {})
   t.equal(written.status, 0)
   t.equal(written.last, `wrote ${dir}/docs/api.json and ${dir}/docs/api.yaml`, 'its folder made')
   // Node's recursive mkdir loops forever under /proc: the command used to hang there.
-  const refused = spawnSync(process.execPath, [CLI, 'openapi', '/proc/resourcery-test/api.json'], { encoding: 'utf8', timeout: 30_000 })
+  const refused = await runNode([CLI, 'openapi', '/proc/resourcery-test/api.json'], {})
   t.equal(refused.status, 1)
   t.equal(refused.stderr, "resourcery: cannot write /proc/resourcery-test/api.json and /proc/resourcery-test/api.yaml: ENOENT: no such file or directory, mkdir '/proc/resourcery-test'\n")
 })

@@ -21,11 +21,15 @@ export class UsageError extends Error {
 
 const out = (line: string): void => { process.stdout.write(`${line}\n`) }
 
-async function withStore<T> (config: Config, model: Model, work: (store: Store) => Promise<T>): Promise<T> {
+type Credentials = Store['credentials']
+type CredentialWork = (credentials: Credentials) => Promise<void>
+
+/** Runs `work` on the credentials of the configured database, its tables brought up to date first. */
+async function onCredentials (config: Config, model: Model, work: CredentialWork): Promise<void> {
   const store = await openStore(model, config)
   try {
     await store.migrate()
-    return await work(store)
+    await work(store.credentials)
   } finally {
     await store.close()
   }
@@ -69,54 +73,83 @@ function parse (args: string[], options: Record<string, { type: 'string' }>) {
   }
 }
 
-export async function keysCommand (args: string[], config: Config, model: Model): Promise<void> {
+/** A revoke's id, when it is a well-formed one. */
+function revokedId (action: string | undefined, id: string | undefined): number | undefined {
+  return action === 'revoke' && id !== undefined && /^[1-9][0-9]*$/.test(id) ? Number(id) : undefined
+}
+
+// The arguments are checked before the database is opened: a usage error neither creates a database nor
+// waits on one, and is reported as itself even where DATABASE_URL is wrong too.
+
+function keysWork (args: string[], model: Model): CredentialWork {
   const { values, positionals } = parse(args, { name: { type: 'string' }, scopes: { type: 'string' }, expires: { type: 'string' } })
   const [action, id] = positionals
-  await withStore(config, model, async ({ credentials }) => {
-    if (action === 'create') {
-      const name = requireOption(values, 'name')
-      const scopes = checkedScopes(requireOption(values, 'scopes'), model)
-      const expiresAt = typeof values.expires === 'string' ? new Date(Date.now() + seconds(values.expires, 'expires') * 1000).toISOString() : undefined
+  const revoked = revokedId(action, id)
+  if (action === 'create') {
+    const name = requireOption(values, 'name')
+    const scopes = checkedScopes(requireOption(values, 'scopes'), model)
+    const lifetime = typeof values.expires === 'string' ? seconds(values.expires, 'expires') : undefined
+    return async credentials => {
+      const expiresAt = lifetime === undefined ? undefined : new Date(Date.now() + lifetime * 1000).toISOString()
       const { key, prefix, hash } = newApiKey()
       const record = await credentials.createApiKey({ name, prefix, hash, scopes, ...(expiresAt === undefined ? {} : { expiresAt }) })
       out(`created API key ${record.id} "${record.name}" with scopes: ${scopes.join(' ')}${expiresAt === undefined ? '' : `, expiring ${expiresAt}`}`)
       out('the key is shown only now; send it as "Authorization: Bearer <key>":')
       out(key)
-    } else if (action === 'list') {
+    }
+  }
+  if (action === 'list') {
+    return async credentials => {
       for (const key of await credentials.listApiKeys()) {
         out(`${key.id}\t${key.prefix}…\t${key.name}\t${key.scopes.join(' ')}\texpires ${key.expiresAt ?? 'never'}\tlast used ${key.lastUsedAt ?? 'never'}`)
       }
-    } else if (action === 'revoke' && id !== undefined && /^[1-9][0-9]*$/.test(id)) {
-      if (!await credentials.revokeApiKey(Number(id))) throw new UsageError(`no API key ${id} (or it is already revoked)`)
-      out(`revoked API key ${id}`)
-    } else {
-      throw new UsageError('usage: resourcery keys create --name N --scopes "a b" [--expires 30d] | keys list | keys revoke ID')
     }
-  })
+  }
+  if (revoked !== undefined) {
+    return async credentials => {
+      if (!await credentials.revokeApiKey(revoked)) throw new UsageError(`no API key ${revoked} (or it is already revoked)`)
+      out(`revoked API key ${revoked}`)
+    }
+  }
+  throw new UsageError('usage: resourcery keys create --name N --scopes "a b" [--expires 30d] | keys list | keys revoke ID')
 }
 
-export async function clientsCommand (args: string[], config: Config, model: Model): Promise<void> {
+export async function keysCommand (args: string[], config: Config, model: Model): Promise<void> {
+  await onCredentials(config, model, keysWork(args, model))
+}
+
+function clientsWork (args: string[], model: Model): CredentialWork {
   const { values, positionals } = parse(args, { name: { type: 'string' }, scopes: { type: 'string' } })
   const [action, id] = positionals
-  await withStore(config, model, async ({ credentials }) => {
-    if (action === 'create') {
-      const name = requireOption(values, 'name')
-      const scopes = checkedScopes(requireOption(values, 'scopes'), model)
+  const revoked = revokedId(action, id)
+  if (action === 'create') {
+    const name = requireOption(values, 'name')
+    const scopes = checkedScopes(requireOption(values, 'scopes'), model)
+    return async credentials => {
       const { clientId, clientSecret } = newClientCredentials()
       const record = await credentials.createClient({ clientId, name, scopes, secretHash: await hashClientSecret(clientSecret) })
       out(`created client ${record.id} "${record.name}" with scopes: ${scopes.join(' ')}`)
       out(`client_id: ${clientId}`)
       out('the client secret is shown only now:')
       out(clientSecret)
-    } else if (action === 'list') {
-      for (const client of await credentials.listClients()) out(`${client.id}\t${client.clientId}\t${client.name}\t${client.scopes.join(' ')}`)
-    } else if (action === 'revoke' && id !== undefined && /^[1-9][0-9]*$/.test(id)) {
-      if (!await credentials.revokeClient(Number(id))) throw new UsageError(`no client ${id} (or it is already revoked)`)
-      out(`revoked client ${id}`)
-    } else {
-      throw new UsageError('usage: resourcery clients create --name N --scopes "a b" | clients list | clients revoke ID')
     }
-  })
+  }
+  if (action === 'list') {
+    return async credentials => {
+      for (const client of await credentials.listClients()) out(`${client.id}\t${client.clientId}\t${client.name}\t${client.scopes.join(' ')}`)
+    }
+  }
+  if (revoked !== undefined) {
+    return async credentials => {
+      if (!await credentials.revokeClient(revoked)) throw new UsageError(`no client ${revoked} (or it is already revoked)`)
+      out(`revoked client ${revoked}`)
+    }
+  }
+  throw new UsageError('usage: resourcery clients create --name N --scopes "a b" | clients list | clients revoke ID')
+}
+
+export async function clientsCommand (args: string[], config: Config, model: Model): Promise<void> {
+  await onCredentials(config, model, clientsWork(args, model))
 }
 
 export async function tokenCommand (args: string[], config: Config, model: Model): Promise<void> {
