@@ -66,7 +66,7 @@ export const Settings = Type.Object({
   TLS_KEY_FILE: Type.String({ default: '', description: 'PEM private key for TLS_CERT_FILE.' }),
   HTTP2: Type.Union([Type.Literal('0'), Type.Literal('1')], { default: '0', description: '1: serve HTTP/2 (with HTTP/1.1 fallback) over TLS.' }),
   HEADERS_TIMEOUT_MS: Type.Integer({ minimum: 500, default: 10000, description: 'Longest time to receive a request\'s headers (slow clients are cut off).' }),
-  KEEP_ALIVE_TIMEOUT_MS: Type.Integer({ minimum: 100, default: 5000, description: 'How long an idle keep-alive connection stays open.' }),
+  KEEP_ALIVE_TIMEOUT_MS: Type.Integer({ minimum: 100, default: 5000, description: 'How long an idle keep-alive connection (or HTTP/2 session) stays open.' }),
   MAX_CONNECTIONS: Type.Integer({ minimum: 1, default: 10000, description: 'Concurrent connections accepted; more are refused.' }),
   WEBHOOK_ALLOW_PRIVATE: Type.Union([Type.Literal('0'), Type.Literal('1')], { default: '0', description: '1: webhooks may target loopback, private and link-local addresses (development, tests). 0: refused at registration and at every delivery.' }),
   WEBHOOK_TIMEOUT_MS: Type.Integer({ minimum: 100, default: 10000, description: 'Longest wait for a webhook receiver to answer; past it the attempt failed and is retried.' }),

@@ -52,6 +52,8 @@ export function transportOptions (config: Config, tls: TlsMaterial | undefined):
   return {
     trustProxy: trustProxy(config.trustProxy),
     keepAliveTimeout: config.keepAliveTimeoutMs,
+    // The same bound for an idle HTTP/2 session (Fastify's default is 72 s).
+    http2SessionTimeout: config.keepAliveTimeoutMs,
     requestTimeout: config.requestTimeoutMs,
     ...(tls === undefined
       ? { http: timeouts }

@@ -70,13 +70,18 @@ t.test('HTTPS in-process with HSTS; SIGHUP swaps the certificate without droppin
   t.equal(after.fingerprint, fresh.fingerprint, 'on the certificate it had')
 })
 
-t.test('HTTP2=1 serves HTTP/2 over TLS', async t => {
+t.test('HTTP2=1 serves HTTP/2 over TLS; SIGTERM sends an open session a GOAWAY and the process exits 0', async t => {
   const dir = t.testdir()
   const pair = selfSigned(dir, 'h2')
-  const server = await startServer({ DATABASE_URL: `sqlite:${dir}/app.db`, TLS_CERT_FILE: pair.cert, TLS_KEY_FILE: pair.key, HTTP2: '1' })
+  // Idle sessions would outlive the shutdown deadline unless the server closes them.
+  const server = await startServer({ DATABASE_URL: `sqlite:${dir}/app.db`, TLS_CERT_FILE: pair.cert, TLS_KEY_FILE: pair.key, HTTP2: '1', KEEP_ALIVE_TIMEOUT_MS: '60000', SHUTDOWN_TIMEOUT_MS: '4000' })
   t.teardown(() => { server.child.kill('SIGKILL') })
   const session = connect(server.base, { ca: readFileSync(pair.cert, 'utf8') })
   t.teardown(() => session.close())
+  const goaway = new Promise<boolean>(resolve => {
+    session.once('goaway', () => resolve(true))
+    session.once('close', () => resolve(false))
+  })
   const headers = await new Promise<Record<string, unknown>>((resolve, reject) => {
     const stream = session.request({ ':path': '/health' })
     stream.on('response', resolve)
@@ -85,6 +90,11 @@ t.test('HTTP2=1 serves HTTP/2 over TLS', async t => {
   })
   t.equal(headers[':status'], 200)
   t.match(headers['strict-transport-security'], /max-age/)
+
+  server.child.kill('SIGTERM')
+  t.equal(await goaway, true, 'the idle session is told to go away')
+  t.same(await server.exited, { code: 0, signal: null }, 'stopped when its work was done, not at the deadline')
+  t.notOk(server.logs.some(line => String(line.msg).includes('deadline')))
 })
 
 t.test('plain HTTP beyond loopback is refused at start with what to do', async t => {
