@@ -64,6 +64,9 @@ export function webhookDispatcher (options: DispatcherOptions): Dispatcher {
   let running: Promise<void> | undefined
   let stopped = true
   let again = false
+  // A receiver slow to answer must not hold the shutdown for up to WEBHOOK_TIMEOUT_MS: stop() ends its attempt,
+  // which is recorded and retried (by this process after a restart, or by another one).
+  let stopping = new AbortController()
 
   function outcomeOf (delivery: DueDelivery, sent: SendResult, attemptedAt: Date): { result: Omit<AttemptResult, 'attemptedAt' | 'durationMs'>, disable?: string } {
     const status = sent.status
@@ -85,7 +88,7 @@ export function webhookDispatcher (options: DispatcherOptions): Dispatcher {
       const url = new URL(delivery.subscription.url)
       const target = await resolveTarget(url, options.allowPrivate)
       const headers = signatureHeaders(delivery.subscription.secret, delivery.event.id, Math.floor(started.getTime() / 1000), body)
-      sent = await sendWebhook(url, target, headers, body, options.timeoutMs)
+      sent = await sendWebhook(url, target, { headers, body, timeoutMs: options.timeoutMs, signal: stopping.signal })
     } catch (error) {
       if (!(error instanceof TargetRefused)) throw error
       sent = { error: `refused: ${error.message}` }
@@ -146,11 +149,13 @@ export function webhookDispatcher (options: DispatcherOptions): Dispatcher {
     },
     start () {
       stopped = false
+      stopping = new AbortController()
       schedule(0)
     },
     async stop () {
       stopped = true
       clearTimeout(timer)
+      stopping.abort()
       await running
     }
   }

@@ -27,7 +27,15 @@ export function retryAfterSeconds (value: string | undefined, now: number): numb
   return Number.isNaN(date) ? undefined : Math.max(0, Math.ceil((date - now) / 1000))
 }
 
-export async function sendWebhook (url: URL, target: ResolvedTarget, headers: Record<string, string>, body: string, timeoutMs: number): Promise<SendResult> {
+export interface WebhookRequest {
+  readonly headers: Record<string, string>
+  readonly body: string
+  readonly timeoutMs: number
+  /** Aborted when the service stops: the attempt ends at once instead of holding the shutdown. */
+  readonly signal?: AbortSignal
+}
+
+export async function sendWebhook (url: URL, target: ResolvedTarget, { headers, body, timeoutMs, signal }: WebhookRequest): Promise<SendResult> {
   const pinned: LookupFunction = (_hostname, options, callback) => {
     if (options.all === true) (callback as unknown as (error: null, addresses: Array<{ address: string, family: number }>) => void)(null, [{ ...target }])
     else callback(null, target.address, target.family)
@@ -38,6 +46,7 @@ export async function sendWebhook (url: URL, target: ResolvedTarget, headers: Re
       method: 'POST',
       lookup: pinned,
       timeout: timeoutMs,
+      ...(signal === undefined ? {} : { signal }),
       headers: { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)), 'user-agent': 'Resourcery-Webhooks/1', ...headers }
     }, (response: IncomingMessage) => {
       // The body is not needed: a short one is drained so the connection can be reused, a long one cut off.
@@ -51,7 +60,7 @@ export async function sendWebhook (url: URL, target: ResolvedTarget, headers: Re
       resolve({ status: response.statusCode ?? 0, ...(wait === undefined ? {} : { retryAfterSeconds: wait }) })
     })
     request.on('timeout', () => { request.destroy(new Error(`no response within ${timeoutMs} ms`)) })
-    request.on('error', error => { resolve({ error: error.message }) })
+    request.on('error', error => { resolve({ error: signal?.aborted === true ? 'the service stopped before the receiver answered' : error.message }) })
     request.end(body)
   })
 }

@@ -34,15 +34,15 @@ t.test('a receiver that answers without end is cut off after MAX_DRAINED_BYTES; 
     }
     more()
   })
-  t.same(await sendWebhook(url, target, {}, '{}', 5000), { status: 200, retryAfterSeconds: 7 })
+  t.same(await sendWebhook(url, target, { headers: {}, body: '{}', timeoutMs: 5000 }), { status: 200, retryAfterSeconds: 7 })
   t.equal(await closed(), true, 'the endless answer was not read to its end')
 })
 
 t.test('a short answer is drained whole, so its connection serves the next delivery', async t => {
   const { url, connections } = await receiver(t, response => { response.writeHead(410).end('x'.repeat(MAX_DRAINED_BYTES / 2)) })
-  t.same(await sendWebhook(url, target, {}, '{}', 5000), { status: 410 })
+  t.same(await sendWebhook(url, target, { headers: {}, body: '{}', timeoutMs: 5000 }), { status: 410 })
   // The answer is drained after its status is taken: the connection is free again once it has all arrived.
   while (Object.keys(globalAgent.freeSockets).length === 0) await new Promise(resolve => setTimeout(resolve, 5))
-  t.same(await sendWebhook(url, target, {}, '{}', 5000), { status: 410 })
+  t.same(await sendWebhook(url, target, { headers: {}, body: '{}', timeoutMs: 5000 }), { status: 410 })
   t.equal(connections(), 1)
 })

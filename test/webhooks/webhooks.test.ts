@@ -225,6 +225,36 @@ t.test('a pending retry survives a restart and is delivered; a target that becam
   t.match(attempts[0], { outcome: 'retrying', responseStatus: null, error: /refused: .*private/ })
 })
 
+t.test('stopping does not wait for a receiver slow to answer: the attempt is ended, recorded and retried after the restart', async t => {
+  // The first request is never answered; later ones are.
+  const ids: string[] = []
+  let firstArrived: () => void = () => {}
+  const arrived = new Promise<void>(resolve => { firstArrived = resolve })
+  const slow = createServer((request, response) => {
+    ids.push(String(request.headers['webhook-id']))
+    request.resume()
+    if (ids.length === 1) firstArrived()
+    else request.on('end', () => response.writeHead(204).end())
+  })
+  await new Promise<void>(resolve => slow.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => { slow.closeAllConnections(); slow.close() })
+  const env = { ...ALLOW, WEBHOOK_TIMEOUT_MS: '60000' }
+  const first = await buildTestApp(t, { env })
+  const subscription = await subscribe(first, `http://127.0.0.1:${(slow.address() as AddressInfo).port}/hook`, ['projects.created'])
+  await createProject(first, { name: 'sent while stopping' })
+  await arrived
+  const stopped = await Promise.race([first.close().then(() => 'stopped'), new Promise(resolve => setTimeout(resolve, 10_000, 'still waiting'))])
+  t.equal(stopped, 'stopped', 'the close did not wait out the 60 s the receiver may take')
+
+  const second = await buildTestApp(t, { env })
+  await second.ready()
+  const attempts = await attemptsOf(second, subscription.id, 2)
+  t.equal(ids.length, 2)
+  t.equal(ids[1], ids[0], 'the same event, sent again')
+  t.match(attempts, [{ outcome: 'succeeded', responseStatus: 204 }, { outcome: 'retrying', responseStatus: null, error: 'the service stopped before the receiver answered' }])
+  await second.close()
+})
+
 t.test('two processes on one database share the deliveries: each event is sent once', async t => {
   const hook = await receiver(t)
   const one = await buildTestApp(t, { env: ALLOW })
