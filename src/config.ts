@@ -6,7 +6,7 @@
  */
 import { Type, type Static, type TSchema } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
-import { parseDuration } from './duration.js'
+import { LONGEST_DURATION_SECONDS, LONGEST_TIMER_MS, parseDuration } from './duration.js'
 import { trustProxyFault } from './http/transport.js'
 import { withoutPassword } from './url-credentials.js'
 
@@ -22,7 +22,7 @@ export const Settings = Type.Object({
     description: '`sqlite:<file>` (created on first start) or `postgres://user@host:port/db`.'
   }),
   DATABASE_POOL_SIZE: Type.Integer({ minimum: 1, maximum: 1000, default: 10, description: 'PostgreSQL connections per process.' }),
-  DATABASE_TIMEOUT_MS: Type.Integer({ minimum: 100, default: 5000, description: 'PostgreSQL: longest wait to connect and for one statement; past it the request is a 503.' }),
+  DATABASE_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: LONGEST_TIMER_MS, default: 5000, description: 'PostgreSQL: longest wait to connect and for one statement; past it the request is a 503.' }),
   DATABASE_PREPARED_STATEMENTS: Type.Union([Type.Literal('0'), Type.Literal('1')], {
     default: '1', description: 'PostgreSQL: 1 prepares the hot statements once per connection (parsed and planned once). 0 behind a pooler that cannot keep them: PgBouncer in transaction mode without max_prepared_statements (before 1.21 it has none).'
   }),
@@ -34,8 +34,8 @@ export const Settings = Type.Object({
   }),
   MAX_PAGE_LIMIT: Type.Integer({ minimum: 1, maximum: 10000, default: 100, description: 'Largest `limit` a list accepts (larger: 400).' }),
   BODY_LIMIT: Type.Integer({ minimum: 1024, default: 1048576, description: 'Largest accepted request body in bytes (larger: 413).' }),
-  REQUEST_TIMEOUT_MS: Type.Integer({ minimum: 1000, default: 30000, description: 'Longest time to receive a whole request.' }),
-  SHUTDOWN_TIMEOUT_MS: Type.Integer({ minimum: 100, default: 10000, description: 'On SIGTERM / SIGINT, longest wait for in-flight requests before exiting anyway.' }),
+  REQUEST_TIMEOUT_MS: Type.Integer({ minimum: 1000, maximum: LONGEST_TIMER_MS, default: 30000, description: 'Longest time to receive a whole request.' }),
+  SHUTDOWN_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: LONGEST_TIMER_MS, default: 10000, description: 'On SIGTERM / SIGINT, longest wait for in-flight requests before exiting anyway.' }),
   DATA_DIR: Type.String({ minLength: 1, default: './data', description: 'Folder for files the service creates itself (the generated JWT secret when JWT_SECRET is not set).' }),
   JWT_SECRET: Type.String({
     default: '',
@@ -65,14 +65,14 @@ export const Settings = Type.Object({
   TLS_CERT_FILE: Type.String({ default: '', description: 'PEM certificate chain: with TLS_KEY_FILE, serve HTTPS (re-read on SIGHUP).' }),
   TLS_KEY_FILE: Type.String({ default: '', description: 'PEM private key for TLS_CERT_FILE.' }),
   HTTP2: Type.Union([Type.Literal('0'), Type.Literal('1')], { default: '0', description: '1: serve HTTP/2 (with HTTP/1.1 fallback) over TLS.' }),
-  HEADERS_TIMEOUT_MS: Type.Integer({ minimum: 500, default: 10000, description: 'Longest time to receive a request\'s headers (slow clients are cut off).' }),
-  KEEP_ALIVE_TIMEOUT_MS: Type.Integer({ minimum: 100, default: 5000, description: 'How long an idle keep-alive connection (or HTTP/2 session) stays open.' }),
+  HEADERS_TIMEOUT_MS: Type.Integer({ minimum: 500, maximum: LONGEST_TIMER_MS, default: 10000, description: 'Longest time to receive a request\'s headers (slow clients are cut off).' }),
+  KEEP_ALIVE_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: LONGEST_TIMER_MS, default: 5000, description: 'How long an idle keep-alive connection (or HTTP/2 session) stays open.' }),
   MAX_CONNECTIONS: Type.Integer({ minimum: 1, default: 10000, description: 'Concurrent connections accepted; more are refused.' }),
   WEBHOOK_ALLOW_PRIVATE: Type.Union([Type.Literal('0'), Type.Literal('1')], { default: '0', description: '1: webhooks may target loopback, private and link-local addresses (development, tests). 0: refused at registration and at every delivery.' }),
-  WEBHOOK_TIMEOUT_MS: Type.Integer({ minimum: 100, default: 10000, description: 'Longest wait for a webhook receiver to answer; past it the attempt failed and is retried.' }),
-  WEBHOOK_RETRY_BASE_MS: Type.Integer({ minimum: 10, default: 5000, description: 'Delay before a failed webhook delivery\'s first retry; each further retry doubles it (up to 1 h, jittered), for 25 h after the event.' }),
+  WEBHOOK_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: LONGEST_TIMER_MS, default: 10000, description: 'Longest wait for a webhook receiver to answer; past it the attempt failed and is retried.' }),
+  WEBHOOK_RETRY_BASE_MS: Type.Integer({ minimum: 10, maximum: LONGEST_TIMER_MS, default: 5000, description: 'Delay before a failed webhook delivery\'s first retry; each further retry doubles it (up to 1 h, jittered), for 25 h after the event.' }),
   WEBHOOK_RETENTION: Type.String({ default: '30d', pattern: '^[1-9][0-9]*[smhd]?$', description: 'How long finished webhook deliveries, their attempts and events stay listed before they are purged: at least 2d (7d, 90d).' }),
-  WEBHOOK_POLL_MS: Type.Integer({ minimum: 10, default: 1000, description: 'How often each process looks for webhook deliveries that are due (writes in the same process start one at once).' }),
+  WEBHOOK_POLL_MS: Type.Integer({ minimum: 10, maximum: LONGEST_TIMER_MS, default: 1000, description: 'How often each process looks for webhook deliveries that are due (writes in the same process start one at once).' }),
   PUBLIC_URL: Type.String({ default: '', pattern: '^(|https?://[^\\s]+)$', description: 'Base URL clients use (e.g. https://api.example.com); the OpenAPI `servers` entry. Empty: relative.' })
 })
 
@@ -94,13 +94,16 @@ const camel = (name: string): string =>
 /** What a setting's value must be: `: expected …` where the schema says it in a few words, else `. ` and the setting's description. */
 function expectation (schema: TSchema): string {
   if (schema.anyOf !== undefined) return `: expected one of ${(schema.anyOf as TSchema[]).map(option => String(option.const)).join(', ')}`
-  if (schema.type === 'integer') return `: expected a whole number${schema.minimum === undefined ? '' : ` from ${String(schema.minimum)}`}${schema.maximum === undefined ? '' : ` to ${String(schema.maximum)}`}`
+  if (schema.type === 'integer') return `: expected a whole number${schema.minimum === undefined ? '' : ` from ${String(schema.minimum)}`} to ${String(schema.maximum ?? Number.MAX_SAFE_INTEGER)}`
   return schema.description === undefined ? '' : `. ${schema.description}`
 }
 
-/** Strings from the environment → typed values; no lenient coercion (`1e3`, `0x10` are refused). */
+/**
+ * Strings from the environment → typed values; no lenient coercion (`1e3`, `0x10` are refused), and no
+ * number past 2^53, which would be rounded to another one.
+ */
 function parse (schema: TSchema, raw: string): unknown {
-  if (schema.type === 'integer') return /^-?(0|[1-9][0-9]*)$/.test(raw) ? Number(raw) : raw
+  if (schema.type === 'integer') return /^-?(0|[1-9][0-9]*)$/.test(raw) && Number.isSafeInteger(Number(raw)) ? Number(raw) : raw
   return raw
 }
 
@@ -138,6 +141,14 @@ function crossChecks (config: Config): string[] {
   if (config.http2 === '1' && !tls) problems.push('HTTP2=1 needs TLS_CERT_FILE and TLS_KEY_FILE')
   const proxyFault = trustProxyFault(config.trustProxy)
   if (proxyFault !== undefined) problems.push(`TRUST_PROXY=${config.trustProxy} is not valid: ${proxyFault}; list proxy addresses or CIDRs (10.0.0.5,10.0.0.0/8), loopback, linklocal or uniquelocal, a hop count, or true`)
+  if (config.headersTimeoutMs > config.requestTimeoutMs) {
+    problems.push(`HEADERS_TIMEOUT_MS=${config.headersTimeoutMs} is longer than REQUEST_TIMEOUT_MS=${config.requestTimeoutMs}, which bounds the whole request, headers included: make it at most that`)
+  }
+  for (const [name, value] of [['TOKEN_TTL', config.tokenTtl], ['API_KEY_CACHE_TTL', config.apiKeyCacheTtl], ['RATE_LIMIT_WINDOW', config.rateLimitWindow], ['WEBHOOK_RETENTION', config.webhookRetention]] as const) {
+    if (parseDuration(value)! > LONGEST_DURATION_SECONDS) problems.push(`${name}=${value} is longer than 100 years (36500d)`)
+  }
+  const roundedLimit = config.rateLimitScopes === '' ? undefined : config.rateLimitScopes.split(',').find(pair => !Number.isSafeInteger(Number(pair.split('=')[1])))
+  if (roundedLimit !== undefined) problems.push(`RATE_LIMIT_SCOPES=${config.rateLimitScopes} is not valid: the limit in ${roundedLimit} is past 2^53, where numbers are rounded`)
   if (parseDuration(config.webhookRetention)! < MIN_WEBHOOK_RETENTION_SECONDS) {
     problems.push(`WEBHOOK_RETENTION=${config.webhookRetention} is too short: a delivery is retried for 25 h and its attempts must stay listed meanwhile; use 2d or more`)
   }

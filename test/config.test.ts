@@ -36,6 +36,30 @@ t.test('every bad variable is named with what it expects', async t => {
   t.throws(() => loadConfig({ PORT: '70000' }), /PORT/)
 })
 
+t.test('a number that a timer or JavaScript would change into another is refused, naming the bound', async t => {
+  // Node's timers fire after 1 ms instead of a delay past 2^31-1 ms: a shutdown deadline that ended every
+  // shutdown at once, a webhook poll that spun. Past 2^53 a number is rounded: a limit that never counted down.
+  t.throws(() => loadConfig({ SHUTDOWN_TIMEOUT_MS: '3000000000' }), /SHUTDOWN_TIMEOUT_MS="3000000000" is not valid: expected a whole number from 100 to 2147483647/)
+  for (const name of ['DATABASE_TIMEOUT_MS', 'REQUEST_TIMEOUT_MS', 'HEADERS_TIMEOUT_MS', 'KEEP_ALIVE_TIMEOUT_MS', 'WEBHOOK_TIMEOUT_MS', 'WEBHOOK_RETRY_BASE_MS', 'WEBHOOK_POLL_MS']) {
+    // The headers' bound may not pass the request's (checked below): that one is at its longest here.
+    t.throws(() => loadConfig({ REQUEST_TIMEOUT_MS: '2147483647', [name]: '2147483648' }), new RegExp(`${name}="2147483648" is not valid: expected a whole number from \\d+ to 2147483647`), name)
+  }
+  t.equal(loadConfig({ WEBHOOK_POLL_MS: '2147483647' }).webhookPollMs, 2147483647, 'the longest timer is allowed')
+  t.throws(() => loadConfig({ RATE_LIMIT_MAX: '99999999999999999999' }), /RATE_LIMIT_MAX="99999999999999999999" is not valid: expected a whole number from 1 to 9007199254740991/)
+  t.equal(loadConfig({ RATE_LIMIT_MAX: '9007199254740991' }).rateLimitMax, 9007199254740991)
+  t.throws(() => loadConfig({ RATE_LIMIT_SCOPES: 'admin=1000,projects:read=99999999999999999999' }), /RATE_LIMIT_SCOPES=admin=1000,projects:read=99999999999999999999 is not valid: the limit in projects:read=99999999999999999999 is past 2\^53/)
+  for (const name of ['TOKEN_TTL', 'API_KEY_CACHE_TTL', 'RATE_LIMIT_WINDOW', 'WEBHOOK_RETENTION']) {
+    t.throws(() => loadConfig({ [name]: '36501d' }), new RegExp(`${name}=36501d is longer than 100 years \\(36500d\\)`), name)
+    t.doesNotThrow(() => loadConfig({ [name]: '36500d' }), `${name}=36500d`)
+  }
+})
+
+t.test('the headers cannot be given longer than the whole request', async t => {
+  // Node refused the pair only when the server was made: the start ended with its stack trace.
+  t.throws(() => loadConfig({ REQUEST_TIMEOUT_MS: '1000', HEADERS_TIMEOUT_MS: '5000' }), /HEADERS_TIMEOUT_MS=5000 is longer than REQUEST_TIMEOUT_MS=1000, which bounds the whole request, headers included: make it at most that/)
+  t.equal(loadConfig({ REQUEST_TIMEOUT_MS: '5000', HEADERS_TIMEOUT_MS: '5000' }).headersTimeoutMs, 5000)
+})
+
 t.test('plain HTTP only on loopback unless a proxy in front terminates TLS', async t => {
   t.throws(() => loadConfig({ HOST: '0.0.0.0' }), /HOST=0\.0\.0\.0 would serve plain HTTP beyond this machine: set TLS_CERT_FILE and TLS_KEY_FILE, or TRUST_PROXY/)
   t.throws(() => loadConfig({ HOST: '192.168.1.10' }), /plain HTTP/)

@@ -10,7 +10,7 @@ import { serviceSecret } from '../auth/key-material.js'
 import { hashClientSecret, newApiKey, newClientCredentials, parseScopes } from '../auth/secrets.js'
 import { serviceTokenSigner } from '../auth/service-token.js'
 import type { Config } from '../config.js'
-import { parseDuration } from '../duration.js'
+import { LONGEST_DURATION_SECONDS, parseDuration } from '../duration.js'
 import type { Model } from '../resources/model.js'
 import { openStore } from '../store/open.js'
 import type { Store } from '../store/store.js'
@@ -50,18 +50,11 @@ function checkedScopes (text: string, model: Model): string[] {
   return scopes
 }
 
-/**
- * The longest lifetime a key or token may be given: its expiry must still be
- * a date RFC 3339 can write (a four-digit year), where 3,000,000 days wrote
- * `+010190-…` and 100,000,000 days ended the command with a stack trace.
- */
-const LONGEST_SECONDS = 100 * 365 * 86_400
-
 function seconds (text: string, option: string): number {
   const value = parseDuration(text)
   if (value === undefined) throw new UsageError(`--${option} takes seconds or a duration such as 30m, 12h, 30d`)
   // 0 would be expired as soon as it is made.
-  if (value === 0 || value > LONGEST_SECONDS) throw new UsageError(`--${option} must be from 1 second to 100 years (36500d)`)
+  if (value === 0 || value > LONGEST_DURATION_SECONDS) throw new UsageError(`--${option} must be from 1 second to 100 years (36500d)`)
   return value
 }
 

@@ -6,6 +6,7 @@
  */
 import { CompiledQuery, Kysely, PostgresDialect, sql, type SqlBool } from 'kysely'
 import pg from 'pg'
+import { LONGEST_TIMER_MS } from '../duration.js'
 import { directWriter } from './group-commit.js'
 import { preparingPool } from './prepared-statements.js'
 import { isoTimestamp, type ConstraintViolation, type Database, type Dialect } from './dialect.js'
@@ -83,7 +84,8 @@ export function openPostgres (options: PostgresOptions): Dialect {
     max: options.poolSize,
     connectionTimeoutMillis: options.timeoutMs,
     statement_timeout: options.timeoutMs,
-    query_timeout: options.timeoutMs + 1000,
+    // The client's own bound, a second after the server's, so the server's statement_timeout ends a statement first.
+    query_timeout: Math.min(options.timeoutMs + 1000, LONGEST_TIMER_MS),
     types
   })
   // An idle connection that breaks (server restart) must not crash the process; the pool replaces it.
