@@ -10,6 +10,9 @@ import { LONGEST_DURATION_SECONDS, LONGEST_TIMER_MS, parseDuration } from './dur
 import { trustProxyFault } from './http/transport.js'
 import { withoutPassword } from './url-credentials.js'
 
+/** Node keeps an idle connection open a second past keepAliveTimeout, in a timer of its own. */
+const NODE_KEEP_ALIVE_MARGIN_MS = 1000
+
 export const Settings = Type.Object({
   NODE_ENV: Type.Union([Type.Literal('development'), Type.Literal('production'), Type.Literal('test')], {
     default: 'development', description: 'production tightens defaults that are convenient in development.'
@@ -66,7 +69,7 @@ export const Settings = Type.Object({
   TLS_KEY_FILE: Type.String({ default: '', description: 'PEM private key for TLS_CERT_FILE.' }),
   HTTP2: Type.Union([Type.Literal('0'), Type.Literal('1')], { default: '0', description: '1: serve HTTP/2 (with HTTP/1.1 fallback) over TLS.' }),
   HEADERS_TIMEOUT_MS: Type.Integer({ minimum: 500, maximum: LONGEST_TIMER_MS, default: 10000, description: 'Longest time to receive a request\'s headers (slow clients are cut off).' }),
-  KEEP_ALIVE_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: LONGEST_TIMER_MS, default: 5000, description: 'How long an idle keep-alive connection (or HTTP/2 session) stays open.' }),
+  KEEP_ALIVE_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: LONGEST_TIMER_MS - NODE_KEEP_ALIVE_MARGIN_MS, default: 5000, description: 'How long an idle keep-alive connection (or HTTP/2 session) stays open.' }),
   MAX_CONNECTIONS: Type.Integer({ minimum: 1, default: 10000, description: 'Concurrent connections accepted; more are refused.' }),
   WEBHOOK_ALLOW_PRIVATE: Type.Union([Type.Literal('0'), Type.Literal('1')], { default: '0', description: '1: webhooks may target loopback, private and link-local addresses (development, tests). 0: refused at registration and at every delivery.' }),
   WEBHOOK_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: LONGEST_TIMER_MS, default: 10000, description: 'Longest wait for a webhook receiver to answer; past it the attempt failed and is retried.' }),
