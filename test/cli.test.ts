@@ -63,13 +63,14 @@ t.test('usage errors say what is wrong and exit 2', async t => {
   const env = { DATABASE_URL: `sqlite:${file}` }
   const lifetimes = [['token', '--ttl', '0'], ['keys', '--expires', '36501d'], ['keys', '--expires', '100000000d']] as const
   // Each is a process of its own and none writes: all at once.
-  const [unknownScope, missing, unreadableTtl, nonsense, help, unreachable, ...outOfRange] = await Promise.all([
+  const [unknownScope, missing, unreadableTtl, nonsense, help, unreachable, hugeId, ...outOfRange] = await Promise.all([
     cli(['keys', 'create', '--name', 'x', '--scopes', 'everything'], env),
     cli(['keys', 'create', '--scopes', 'admin'], env),
     cli(['token', '--sub', 'x', '--scopes', 'admin', '--ttl', 'forever'], env),
     cli(['nonsense'], env),
     cli(['help'], env),
     cli(['clients', 'revoke', 'one'], { DATABASE_URL: 'postgres://app@127.0.0.1:1/app' }),
+    cli(['keys', 'revoke', '99999999999999999999'], env),
     ...lifetimes.map(async ([command, option, value]) => await cli(command === 'token' ? ['token', '--sub', 'x', '--scopes', 'admin', option, value] : ['keys', 'create', '--name', 'x', '--scopes', 'admin', option, value], env))
   ])
   t.equal(unknownScope!.status, 2)
@@ -85,6 +86,8 @@ t.test('usage errors say what is wrong and exit 2', async t => {
   t.equal(help!.status, 0)
   t.equal(unreachable!.status, 2, 'the usage error is found before the database is reached')
   t.match(unreachable!.stderr, /^resourcery: usage: resourcery clients create/)
+  t.equal(hugeId!.status, 2, 'an id past 2^53 is not rounded to another one')
+  t.match(hugeId!.stderr, /^resourcery: usage: resourcery keys create/)
   t.notOk(existsSync(file), 'no usage error created the database')
 })
 

@@ -66,9 +66,9 @@ function parse (args: string[], options: Record<string, { type: 'string' }>) {
   }
 }
 
-/** A revoke's id, when it is a well-formed one. */
+/** A revoke's id, when it is a well-formed one (past 2^53 it would be rounded to another id). */
 function revokedId (action: string | undefined, id: string | undefined): number | undefined {
-  return action === 'revoke' && id !== undefined && /^[1-9][0-9]*$/.test(id) ? Number(id) : undefined
+  return action === 'revoke' && id !== undefined && /^[1-9][0-9]*$/.test(id) && Number.isSafeInteger(Number(id)) ? Number(id) : undefined
 }
 
 // The arguments are checked before the database is opened: a usage error neither creates a database nor
