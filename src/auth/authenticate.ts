@@ -9,6 +9,7 @@ import { annotate, ScopeForbidden, ScopeMissing, Unauthenticated } from '../erro
 import type { ApiKeyRecord, CredentialStore } from '../store/credentials.js'
 import { invalidToken, type JwtVerifier, type TokenClaims } from './jwt.js'
 import { hashApiKey, looksLikeApiKey, parseScopes } from './secrets.js'
+import { apiKeySubject } from './subjects.js'
 
 export const ADMIN_SCOPE = 'admin'
 
@@ -58,7 +59,7 @@ const ofClaims = remembered((claims: TokenClaims, token: string): Principal => (
   via: 'jwt'
 }))
 const ofApiKey = remembered((record: ApiKeyRecord): Principal => {
-  const subject = `api-key:${record.id}`
+  const subject = apiKeySubject(record.id)
   return { subject, credential: subject, scopes: new Set(record.scopes), via: 'api-key' }
 })
 

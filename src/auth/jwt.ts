@@ -11,6 +11,7 @@ import { BoundedMap } from '../bounded-map.js'
 import { annotate, InvalidCredential, issuerUnreachable } from '../errors.js'
 import type { JwksKeys } from './jwks.js'
 import type { ExternalKey } from './key-material.js'
+import { namesOwnCredential } from './subjects.js'
 
 export interface JwtSettings {
   readonly secret: string
@@ -31,7 +32,8 @@ export interface TokenClaims {
 
 export function invalidToken (reason: string): Error {
   return annotate(new InvalidCredential(reason), {
-    headers: { 'www-authenticate': `Bearer realm="api", error="invalid_token", error_description="${reason.replace(/"/g, "'")}"` }
+    // RFC 6750 §3: error_description is printable ASCII without `"` or `\`; anything else would make Node refuse the header.
+    headers: { 'www-authenticate': `Bearer realm="api", error="invalid_token", error_description="${reason.replace(/"/g, "'").replace(/[^\x20-\x21\x23-\x5b\x5d-\x7e]/g, '?')}"` }
   })
 }
 
@@ -72,10 +74,13 @@ export function jwtVerifier (log: FastifyBaseLogger, settings: JwtSettings): Jwt
     ? externalAlgorithms.filter(algorithm => algorithm === external.algorithm)
     : jwks !== undefined ? [...externalAlgorithms] : []
 
-  async function keyFor ({ header }: DecodedJwt): Promise<string> {
+  async function keyFor ({ header, payload }: DecodedJwt): Promise<string> {
     const { alg, kid } = header as { alg?: string, kid?: string }
     if (alg === 'HS256') return secret
     if (alg === undefined || !asymmetric.includes(alg)) throw invalidToken(`the token's algorithm ${String(alg)} is not accepted`)
+    // Not echoed: the sub is the caller's text, and the reason goes into a header.
+    const { sub } = payload as { sub?: unknown }
+    if (typeof sub === 'string' && namesOwnCredential(sub)) throw invalidToken('the token\'s sub names one of this service\'s own credentials (it begins api-key: or client:), which only its own tokens may')
     if (external !== undefined) return external.pem
     const pem = await jwks!.keyFor(kid, alg).catch((error: unknown) => {
       log.warn({ err: error }, 'could not fetch the JWKS of the token issuer')

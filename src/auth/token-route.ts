@@ -10,6 +10,7 @@ import { annotate, OAuthInvalidClient, OAuthInvalidRequest, OAuthInvalidScope, O
 import type { ProblemDoc } from '../resources/problem-examples.js'
 import { jsonResponse, problemResponses } from '../resources/responses.js'
 import { DECOY_SECRET_HASH, parseScopes, verifyClientSecret } from './secrets.js'
+import { clientSubject } from './subjects.js'
 
 const FORM = 'application/x-www-form-urlencoded'
 
@@ -106,7 +107,7 @@ export async function tokenRoute (app: FastifyInstance, { ttlSeconds, rateLimit 
     const granted = requested.length === 0 ? [...client.scopes] : requested.filter(scope => client.scopes.includes(scope))
     if (granted.length === 0) throw oauthError(OAuthInvalidScope, 'invalid_scope', `none of the requested scopes is granted to this client; it may have: ${client.scopes.join(' ')}`)
     const scope = granted.join(' ')
-    const token = app.signServiceToken({ sub: `client:${client.clientId}`, scope }, ttlSeconds)
+    const token = app.signServiceToken({ sub: clientSubject(client.clientId), scope }, ttlSeconds)
     return await reply.header('cache-control', 'no-store').header('pragma', 'no-cache')
       .send({ access_token: token, token_type: 'Bearer', expires_in: ttlSeconds, scope })
   })

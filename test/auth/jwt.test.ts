@@ -4,6 +4,8 @@ import type { AddressInfo } from 'node:net'
 import { createSigner } from 'fast-jwt'
 import t from 'tap'
 import { jwksKeys } from '../../src/auth/jwks.js'
+import { invalidToken } from '../../src/auth/jwt.js'
+import { annotationOf } from '../../src/errors.js'
 import { assertProblem, bearer, buildTestApp, signToken, TEST_JWT_SECRET } from '../helper.js'
 
 const READ = '/v1/projects'
@@ -71,6 +73,12 @@ t.test('every kind of bad token is 401 invalid_token, never 500', async t => {
   t.equal(malformed, 'the token is malformed or its signature does not verify')
   t.equal(await detailOf(cases['not a JWT']!), malformed)
   t.equal(await detailOf(cases['no parts at all']!), malformed)
+})
+
+t.test('a refusal\'s reason reaches WWW-Authenticate as the printable ASCII RFC 6750 allows there', async t => {
+  // Node refuses a header value with other characters: the answer would have been lost.
+  const header = annotationOf(invalidToken('the key … is "odd" \\ or\r\nnot')).headers?.['www-authenticate']
+  t.equal(header, 'Bearer realm="api", error="invalid_token", error_description="the key ? is \'odd\' ? or??not"')
 })
 
 t.test('a token without sub is accepted (only exp is required), but cannot own records', async t => {
@@ -168,6 +176,12 @@ t.test('an external issuer\'s public key: RS256, ES256 and EdDSA; algorithm conf
     const confused = hs256({ alg: 'HS256', typ: 'JWT' }, { sub: 'ext', scope: 'admin', exp: now() + 60 }, pem(pair.publicKey))
     assertProblem(t, await app.inject({ method: 'GET', url: READ, headers: { authorization: `Bearer ${confused}` } }), 401, 'invalid-token')
     t.equal((await app.inject({ method: 'GET', url: READ, headers: { authorization: bearer({ sub: 'own', scope: 'projects:read' }) } })).statusCode, 200, 'the service\'s own tokens still verify')
+    // The subjects of the service's own credentials are its own tokens' alone: an issuer's user named so would own that key's notes.
+    for (const sub of ['api-key:1', 'client:rsyc_x']) {
+      const posing = assertProblem(t, await app.inject({ method: 'GET', url: '/v1/notes', headers: { authorization: `Bearer ${sign({ sub, scope: 'notes:read', exp: now() + 60 })}` } }), 401, 'invalid-token')
+      t.match(posing.detail, /sub names one of this service's own credentials/, `${algorithm}: ${sub}`)
+    }
+    t.equal((await app.inject({ method: 'GET', url: '/v1/notes', headers: { authorization: bearer({ sub: 'client:rsyc_x', scope: 'notes:read' }) } })).statusCode, 200, 'as the service\'s own token mints them')
   }
   const other = generateKeyPairSync('rsa', { modulusLength: 2048 })
   const app = await buildTestApp(t, { env: { JWT_PUBLIC_KEY: pem(keys.RS256.publicKey) } })
