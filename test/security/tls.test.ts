@@ -74,7 +74,7 @@ t.test('HTTP2=1 serves HTTP/2 over TLS; SIGTERM sends an open session a GOAWAY a
   const dir = t.testdir()
   const pair = selfSigned(dir, 'h2')
   // Idle sessions would outlive the shutdown deadline unless the server closes them.
-  const server = await startServer({ DATABASE_URL: `sqlite:${dir}/app.db`, TLS_CERT_FILE: pair.cert, TLS_KEY_FILE: pair.key, HTTP2: '1', KEEP_ALIVE_TIMEOUT_MS: '60000', SHUTDOWN_TIMEOUT_MS: '4000' })
+  const server = await startServer({ DATABASE_URL: `sqlite:${dir}/app.db`, TLS_CERT_FILE: pair.cert, TLS_KEY_FILE: pair.key, HTTP2: '1', KEEP_ALIVE_TIMEOUT_MS: '60000', SHUTDOWN_TIMEOUT_MS: '8000' })
   t.teardown(() => { server.child.kill('SIGKILL') })
   const session = connect(server.base, { ca: readFileSync(pair.cert, 'utf8') })
   t.teardown(() => session.close())

@@ -51,7 +51,7 @@ t.test('acknowledged writes survive SIGKILL (synchronous FULL by default)', asyn
 
 t.test('SIGTERM lets an in-flight request finish, closes its connection after the answer, then exits 0', async t => {
   // A keep-alive timeout past the shutdown deadline: a connection left open after its answer would hold the close until the deadline (exit 1).
-  const server = await startServer({ DATABASE_URL: `sqlite:${t.testdir()}/app.db`, KEEP_ALIVE_TIMEOUT_MS: '60000', SHUTDOWN_TIMEOUT_MS: '4000' })
+  const server = await startServer({ DATABASE_URL: `sqlite:${t.testdir()}/app.db`, KEEP_ALIVE_TIMEOUT_MS: '60000', SHUTDOWN_TIMEOUT_MS: '8000' })
   const payload = JSON.stringify({ name: 'in flight' })
   const url = new URL(`${server.base}/v1/projects`)
   // A keep-alive agent, as browsers and most clients use: the connection outlives the answer unless the server says otherwise.
