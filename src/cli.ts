@@ -6,7 +6,7 @@ import { readFile, writeFile } from 'node:fs/promises'
 import { dirname } from 'node:path'
 import { resources } from '../schemas/index.js'
 import { clientsCommand, keysCommand, tokenCommand, UsageError } from './cli/credentials.js'
-import { loadConfig } from './config.js'
+import { loadConfig, misspelledSettings, type Config } from './config.js'
 import { makeFolder } from './folders.js'
 import { buildModel } from './resources/model.js'
 import { openStore } from './store/open.js'
@@ -32,8 +32,15 @@ commands:
 Configuration comes from the same environment variables as the server (DATABASE_URL, DATA_DIR, JWT_SECRET…).
 `
 
-async function migrate (): Promise<void> {
+/** The settings, after a warning on stderr for each variable that looks like a misspelled one. */
+function settings (): Config {
   const config = loadConfig(process.env)
+  for (const { warning } of misspelledSettings(process.env)) process.stderr.write(`resourcery: warning: ${warning}\n`)
+  return config
+}
+
+async function migrate (): Promise<void> {
+  const config = settings()
   const model = buildModel(resources)
   // A definition the server would refuse at start must not have its tables created.
   const { appSchemas } = await import('./app.js')
@@ -80,9 +87,9 @@ async function main ([command, ...args]: string[]): Promise<void> {
     case 'serve': await (await import('./server.js')).startServer(process.env); return
     case 'migrate': await migrate(); return
     case 'openapi': await openapi(args); return
-    case 'keys': await keysCommand(args, loadConfig(process.env), buildModel(resources)); return
-    case 'clients': await clientsCommand(args, loadConfig(process.env), buildModel(resources)); return
-    case 'token': await tokenCommand(args, loadConfig(process.env), buildModel(resources)); return
+    case 'keys': await keysCommand(args, settings(), buildModel(resources)); return
+    case 'clients': await clientsCommand(args, settings(), buildModel(resources)); return
+    case 'token': await tokenCommand(args, settings(), buildModel(resources)); return
     default:
       process.stderr.write(USAGE)
       process.exit(command === undefined || command === 'help' || command === '--help' ? 0 : 2)

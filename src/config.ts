@@ -157,3 +157,31 @@ function crossChecks (config: Config): string[] {
   }
   return problems
 }
+
+/** Whether `a` becomes `b` by one edit: a character added, removed or changed, or two neighbours swapped. */
+function oneEditApart (a: string, b: string): boolean {
+  if (a === b || Math.abs(a.length - b.length) > 1) return false
+  let start = 0
+  while (a[start] === b[start]) start++
+  if (a.length !== b.length) {
+    const [longer, shorter] = a.length > b.length ? [a, b] : [b, a]
+    return longer.slice(start + 1) === shorter.slice(start)
+  }
+  return a.slice(start + 1) === b.slice(start + 1) || (a[start] === b[start + 1] && a[start + 1] === b[start] && a.slice(start + 2) === b.slice(start + 2))
+}
+
+/**
+ * Variables one typo away from a setting (CORS_ORIGIN, RATE_LIMT_MAX) or short of its unit
+ * (SHUTDOWN_TIMEOUT): a misspelled setting is otherwise ignored without a word, and the service runs on
+ * the default. Only names with an underscore are compared, so the environment's own HOME or PWD are
+ * never taken for HOST or PORT.
+ */
+export function misspelledSettings (env: Readonly<Record<string, string | undefined>>): Array<{ readonly name: string, readonly meant: string, readonly warning: string }> {
+  const settings = Object.keys(Settings.properties)
+  return Object.keys(env)
+    .filter(name => name.includes('_') && !settings.includes(name))
+    .flatMap(name => {
+      const meant = settings.find(setting => oneEditApart(name, setting) || setting === `${name}_MS`)
+      return meant === undefined ? [] : [{ name, meant, warning: `${name} is not a setting and is ignored: did you mean ${meant}?` }]
+    })
+}

@@ -11,7 +11,7 @@ import { resources } from '../schemas/index.js'
 import { buildApp } from './app.js'
 import { endLog } from './http/request-log.js'
 import type { TlsMaterial } from './http/transport.js'
-import { loadConfig, type Config } from './config.js'
+import { loadConfig, misspelledSettings, type Config } from './config.js'
 import { reportStartupFailure, StartupError } from './startup-failure.js'
 
 /** Exits once the last log lines are written (see endLog: a broken stdout must not hold the exit). */
@@ -96,6 +96,7 @@ export async function startServer (env: Readonly<Record<string, string | undefin
   const config = loadConfig(env)
   const tls = await readTls(config)
   const app = await buildApp({ config, definitions: resources, ...(tls === undefined ? {} : { tls }) })
+  for (const { name, meant, warning } of misspelledSettings(env)) app.log.warn({ variable: name, meant }, warning)
   stopOnSignals(app, config)
   if (tls !== undefined) reloadTlsOnHangup(app, config)
   await listen(app, config)

@@ -49,8 +49,10 @@ t.test('clients create prints the secret last; token mints a JWT for local use',
   })
   t.equal(token.statusCode, 200)
 
-  const minted = await cli(['token', '--sub', 'dev', '--scopes', 'projects:read', '--ttl', '10m'], env)
+  // A setting misspelled by one letter is ignored, and said so: here the key would land in another database.
+  const minted = await cli(['token', '--sub', 'dev', '--scopes', 'projects:read', '--ttl', '10m'], { ...env, DATABSE_URL: 'sqlite:elsewhere.db' })
   t.equal(minted.status, 0, minted.stderr)
+  t.equal(minted.stderr, 'resourcery: warning: DATABSE_URL is not a setting and is ignored: did you mean DATABASE_URL?\n')
   const claims = JSON.parse(Buffer.from(minted.last.split('.')[1]!, 'base64url').toString()) as { sub: string, scope: string, exp: number }
   t.equal(claims.sub, 'dev')
   t.equal(claims.scope, 'projects:read')

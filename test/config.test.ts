@@ -1,5 +1,5 @@
 import t from 'tap'
-import { ConfigError, loadConfig } from '../src/config.js'
+import { ConfigError, loadConfig, misspelledSettings } from '../src/config.js'
 
 t.test('defaults', async t => {
   const config = loadConfig({})
@@ -60,6 +60,18 @@ t.test('the headers cannot be given longer than the whole request', async t => {
   // Node refused the pair only when the server was made: the start ended with its stack trace.
   t.throws(() => loadConfig({ REQUEST_TIMEOUT_MS: '1000', HEADERS_TIMEOUT_MS: '5000' }), /HEADERS_TIMEOUT_MS=5000 is longer than REQUEST_TIMEOUT_MS=1000, which bounds the whole request, headers included: make it at most that/)
   t.equal(loadConfig({ REQUEST_TIMEOUT_MS: '5000', HEADERS_TIMEOUT_MS: '5000' }).headersTimeoutMs, 5000)
+})
+
+t.test('a variable one typo away from a setting is named with the setting it was likely meant for', async t => {
+  t.same(misspelledSettings({ CORS_ORIGIN: 'https://app.example.com', RATE_LIMT_MAX: '5', DATABSE_URL: 'sqlite:x', SHUTDOWN_TIMEOUT: '5000', JWT_SECRETS: 'x' }).map(({ name, meant }) => ({ name, meant })), [
+    { name: 'CORS_ORIGIN', meant: 'CORS_ORIGINS' },
+    { name: 'RATE_LIMT_MAX', meant: 'RATE_LIMIT_MAX' },
+    { name: 'DATABSE_URL', meant: 'DATABASE_URL' },
+    { name: 'SHUTDOWN_TIMEOUT', meant: 'SHUTDOWN_TIMEOUT_MS' },
+    { name: 'JWT_SECRETS', meant: 'JWT_SECRET' }
+  ])
+  // The environment's own variables, and the settings themselves, are left alone.
+  t.same(misspelledSettings({ HOME: '/root', PWD: '/', HOSTNAME: 'vm', NODE_OPTIONS: '', NODE_PATH: '', npm_config_cache: '/c', PORT: '80', CORS_ORIGINS: '*' }), [])
 })
 
 t.test('plain HTTP only on loopback unless a proxy in front terminates TLS', async t => {

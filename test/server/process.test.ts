@@ -11,9 +11,11 @@ import { SERVER_ENTRY, startServer } from './spawn.js'
 t.test('the entry point boots on a fresh SQLite file and serves /health', async t => {
   const dir = t.testdir()
   const file = `${dir}/nested/app.db`
-  const server = await startServer({ DATABASE_URL: `sqlite:${file}` })
+  // A setting misspelled by one letter: the server runs on the default, and says so.
+  const server = await startServer({ DATABASE_URL: `sqlite:${file}`, CORS_ORIGIN: 'https://app.example.com' })
   t.teardown(() => { server.child.kill('SIGKILL') })
   t.ok(existsSync(file), 'the database file and its folder were created')
+  t.match(server.logs.find(line => line.variable === 'CORS_ORIGIN'), { level: 40, meant: 'CORS_ORIGINS', msg: 'CORS_ORIGIN is not a setting and is ignored: did you mean CORS_ORIGINS?' })
   const response = await fetch(`${server.base}/health`)
   t.equal(response.status, 200)
   t.same(await response.json(), { status: 'ok' })
