@@ -7,6 +7,7 @@
  * (a delivery cut off mid-request is sent again: at least once). Several
  * processes share the work: each claims deliveries under a time-limited lock.
  */
+import { setMaxListeners } from 'node:events'
 import type { FastifyBaseLogger } from 'fastify'
 import { represent } from '../resources/links.js'
 import type { Model } from '../resources/model.js'
@@ -58,6 +59,13 @@ export function eventBody (model: Model, delivery: DueDelivery): string {
   return JSON.stringify({ id: event.id, type: event.type, timestamp: event.createdAt, data })
 }
 
+/** What stop() aborts. Each attempt of a round listens to it while in flight, up to BATCH at once (past 10, Node warns of a leak). */
+function stopSignal (): AbortController {
+  const controller = new AbortController()
+  setMaxListeners(BATCH, controller.signal)
+  return controller
+}
+
 export function webhookDispatcher (options: DispatcherOptions): Dispatcher {
   const { store, model, log } = options
   let timer: NodeJS.Timeout | undefined
@@ -66,7 +74,7 @@ export function webhookDispatcher (options: DispatcherOptions): Dispatcher {
   let again = false
   // A receiver slow to answer must not hold the shutdown for up to WEBHOOK_TIMEOUT_MS: stop() ends its attempt,
   // which is recorded and retried (by this process after a restart, or by another one).
-  let stopping = new AbortController()
+  let stopping = stopSignal()
 
   function outcomeOf (delivery: DueDelivery, sent: SendResult, attemptedAt: Date): { result: Omit<AttemptResult, 'attemptedAt' | 'durationMs'>, disable?: string } {
     const status = sent.status
@@ -149,7 +157,7 @@ export function webhookDispatcher (options: DispatcherOptions): Dispatcher {
     },
     start () {
       stopped = false
-      stopping = new AbortController()
+      stopping = stopSignal()
       schedule(0)
     },
     async stop () {
