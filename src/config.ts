@@ -133,6 +133,14 @@ const MIN_WEBHOOK_RETENTION_SECONDS = 2 * 86_400
 
 const LOOPBACK = /^(127\.\d+\.\d+\.\d+|::1|localhost)$/
 
+/** RATE_LIMIT_SCOPES as written (its pattern checked): `admin=1000,projects:read=300` → [['admin', '1000'], …]. */
+const scopeLimitPairs = (text: string): Array<[string, string]> =>
+  text === '' ? [] : text.split(',').map(pair => pair.split('=') as [string, string])
+
+/** RATE_LIMIT_SCOPES → the limit of each scope. */
+export const parseScopeLimits = (text: string): Map<string, number> =>
+  new Map(scopeLimitPairs(text).map(([scope, limit]) => [scope, Number(limit)]))
+
 /** Rules that involve more than one variable. */
 function crossChecks (config: Config): string[] {
   const problems: string[] = []
@@ -150,8 +158,8 @@ function crossChecks (config: Config): string[] {
   for (const [name, value] of [['TOKEN_TTL', config.tokenTtl], ['API_KEY_CACHE_TTL', config.apiKeyCacheTtl], ['RATE_LIMIT_WINDOW', config.rateLimitWindow], ['WEBHOOK_RETENTION', config.webhookRetention]] as const) {
     if (parseDuration(value)! > LONGEST_DURATION_SECONDS) problems.push(`${name}=${value} is longer than 100 years (36500d)`)
   }
-  const roundedLimit = config.rateLimitScopes === '' ? undefined : config.rateLimitScopes.split(',').find(pair => !Number.isSafeInteger(Number(pair.split('=')[1])))
-  if (roundedLimit !== undefined) problems.push(`RATE_LIMIT_SCOPES=${config.rateLimitScopes} is not valid: the limit in ${roundedLimit} is past 2^53, where numbers are rounded`)
+  const roundedLimit = scopeLimitPairs(config.rateLimitScopes).find(([, limit]) => !Number.isSafeInteger(Number(limit)))
+  if (roundedLimit !== undefined) problems.push(`RATE_LIMIT_SCOPES=${config.rateLimitScopes} is not valid: the limit in ${roundedLimit.join('=')} is past 2^53, where numbers are rounded`)
   if (parseDuration(config.webhookRetention)! < MIN_WEBHOOK_RETENTION_SECONDS) {
     problems.push(`WEBHOOK_RETENTION=${config.webhookRetention} is too short: a delivery is retried for 25 h and its attempts must stay listed meanwhile; use 2d or more`)
   }

@@ -24,15 +24,6 @@ export interface RateLimitOptions {
 
 const VERSIONED = /^\/v[^/]+(\/|$)/
 
-export function parseScopeLimits (text: string): Map<string, number> {
-  return new Map(text === ''
-    ? []
-    : text.split(',').map(pair => {
-      const [scope, limit] = pair.split('=') as [string, string]
-      return [scope, Number(limit)]
-    }))
-}
-
 function keyOf (request: FastifyRequest): string {
   return request.principal === null ? `ip:${request.ip}` : `sub:${request.principal.credential}`
 }
