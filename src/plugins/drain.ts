@@ -11,15 +11,19 @@
  * keep-alive connection turned idle only after the server had closed the idle
  * ones, and the close waited out the whole keep-alive timeout for it
  * (fastify/fastify#7044), past the shutdown deadline when that timeout is the
- * minute a load balancer in front asks for.
+ * minute a load balancer in front asks for. An answer already being written
+ * when closing began is let finish before its connection closes.
  */
 import type { Http2Session } from 'node:http2'
 import type { Socket } from 'node:net'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { shuttingDown } from '../errors.js'
+import { sweepIdleOnceFlushed } from '../http/idle-sweep.js'
 
 export default fp(async function drain (app) {
+  // Closing the server must not cut an answer that is still being written (idle-sweep.ts).
+  sweepIdleOnceFlushed(app.server)
   let closing = false
   // Connections on which a request arrived after closing began (pipelined behind one in flight): the answer before
   // it keeps the connection open, so the refusal reaches the client instead of the connection closing under it.

@@ -2,6 +2,8 @@ import { execFileSync, spawnSync } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { Agent, request } from 'node:https'
 import { connect } from 'node:http2'
+import { connect as connectTcp } from 'node:net'
+import { connect as connectTls } from 'node:tls'
 import t from 'tap'
 import { SERVER_ENTRY, startServer } from '../server/spawn.js'
 
@@ -94,6 +96,22 @@ t.test('HTTP2=1 serves HTTP/2 over TLS; SIGTERM sends an open session a GOAWAY a
   server.child.kill('SIGTERM')
   t.equal(await goaway, true, 'the idle session is told to go away')
   t.same(await server.exited, { code: 0, signal: null }, 'stopped when its work was done, not at the deadline')
+  t.notOk(server.logs.some(line => String(line.msg).includes('deadline')))
+})
+
+t.test('HTTPS: SIGTERM closes the connections that sent nothing, before or after their TLS handshake, and the process exits 0', async t => {
+  const dir = t.testdir()
+  const pair = selfSigned(dir, 'silent')
+  const server = await startServer({ DATABASE_URL: `sqlite:${dir}/app.db`, TLS_CERT_FILE: pair.cert, TLS_KEY_FILE: pair.key, SHUTDOWN_TIMEOUT_MS: '8000' })
+  t.teardown(() => { server.child.kill('SIGKILL') })
+  const url = new URL(server.base)
+  const beforeHandshake = connectTcp(Number(url.port), url.hostname)
+  const afterHandshake = connectTls({ host: url.hostname, port: Number(url.port), ca: readFileSync(pair.cert, 'utf8') })
+  await Promise.all([new Promise(resolve => beforeHandshake.once('connect', resolve)), new Promise(resolve => afterHandshake.once('secureConnect', resolve))])
+  const closed = Promise.all([beforeHandshake, afterHandshake].map(async socket => { await new Promise(resolve => socket.once('close', resolve)) }))
+  server.child.kill('SIGTERM')
+  await closed
+  t.same(await server.exited, { code: 0, signal: null }, 'stopped without waiting for the deadline')
   t.notOk(server.logs.some(line => String(line.msg).includes('deadline')))
 })
 

@@ -83,6 +83,53 @@ t.test('SIGTERM lets an in-flight request finish, closes its connection after th
   t.notOk(server.logs.some(line => String(line.msg).includes('deadline')))
 })
 
+t.test('SIGTERM while a large answer is still on its way to a slow reader: the answer arrives whole, then the process exits 0', async t => {
+  const server = await startServer({ DATABASE_URL: `sqlite:${t.testdir()}/app.db`, MAX_PAGE_LIMIT: '1000', RATE_LIMIT_MAX: '10000', KEEP_ALIVE_TIMEOUT_MS: '60000', SHUTDOWN_TIMEOUT_MS: '8000' })
+  t.teardown(() => { server.child.kill('SIGKILL') })
+  // 1000 notes of 20 kB: a 20 MB list, several times what the kernel's socket buffers hold for a reader that pauses.
+  const note = JSON.stringify({ name: 'large', body: 'x'.repeat(20000) })
+  for (let round = 0; round < 20; round++) {
+    await Promise.all(Array.from({ length: 50 }, async () => {
+      const created = await fetch(`${server.base}/v1/notes`, { method: 'POST', headers: { authorization: ADMIN, 'content-type': 'application/json' }, body: note })
+      if (created.status !== 201) throw new Error(`seeding answered ${created.status}`)
+    }))
+  }
+  const url = new URL(server.base)
+  const socket = connect(Number(url.port), url.hostname)
+  const chunks: Buffer[] = []
+  const closed = new Promise(resolve => socket.on('close', resolve))
+  socket.write(`GET /v1/notes?limit=1000 HTTP/1.1\r\nHost: test\r\nAuthorization: ${ADMIN}\r\n\r\n`)
+  // The answer has begun (its headers said keep-alive, before the signal); the reader then stops reading for a while.
+  chunks.push(await new Promise<Buffer>(resolve => socket.once('data', resolve)))
+  socket.pause()
+  server.child.kill('SIGTERM')
+  await new Promise(resolve => setTimeout(resolve, 500))
+  socket.on('data', (chunk: Buffer) => chunks.push(chunk))
+  socket.resume()
+  await closed
+  const [answer, ...more] = responsesIn(Buffer.concat(chunks))
+  t.equal(answer?.status, 200)
+  t.equal(answer?.headers.connection, 'keep-alive', 'the answer began before the signal')
+  t.equal(Buffer.byteLength(answer?.body ?? ''), Number(answer?.headers['content-length']), 'every byte of the body arrived')
+  t.equal(/^\[.*\]$/s.test(answer?.body ?? '') ? (JSON.parse(answer!.body) as unknown[]).length : 'a cut body', 1000, 'a list of all the notes')
+  t.same(more, [])
+  t.equal((await server.exited).code, 0, 'the connection closed after the answer, not at the deadline')
+  t.notOk(server.logs.some(line => String(line.msg).includes('deadline')))
+})
+
+t.test('SIGTERM closes a connection on which nothing was sent (a browser\'s preconnect) and exits 0 at once', async t => {
+  const server = await startServer({ DATABASE_URL: `sqlite:${t.testdir()}/app.db`, SHUTDOWN_TIMEOUT_MS: '8000' })
+  t.teardown(() => { server.child.kill('SIGKILL') })
+  const url = new URL(server.base)
+  const silent = connect(Number(url.port), url.hostname)
+  await new Promise(resolve => silent.once('connect', resolve))
+  const closed = new Promise(resolve => silent.once('close', resolve))
+  server.child.kill('SIGTERM')
+  await closed
+  t.equal((await server.exited).code, 0, 'stopped without waiting for the deadline')
+  t.notOk(server.logs.some(line => String(line.msg).includes('deadline')))
+})
+
 /** The responses in what a server sent on one connection: status, headers (lower-case names) and body. */
 function responsesIn (bytes: Buffer): Array<{ status: number, headers: Record<string, string>, body: string }> {
   const responses = []
