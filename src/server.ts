@@ -1,7 +1,8 @@
 /**
  * The listening process: reads the environment, builds the app, listens, and
- * shuts down gracefully on SIGTERM / SIGINT (in-flight requests finish, the
- * database closes) within a hard deadline.
+ * shuts down gracefully on SIGTERM / SIGINT (and SIGHUP without TLS, which
+ * uses it to reload the certificate): in-flight requests finish, the
+ * database closes, within a hard deadline.
  */
 import { readFile } from 'node:fs/promises'
 import { createSecureContext } from 'node:tls'
@@ -19,7 +20,8 @@ function exitAfterLog (app: FastifyInstance, code: number): void {
   endLog(app.log).finally(() => process.exit(code))
 }
 
-function stopOnSignals (app: FastifyInstance, config: Config): void {
+/** `signals` stop the process gracefully; SIGHUP among them on plain HTTP, where it has nothing to reload. */
+function stopOnSignals (app: FastifyInstance, config: Config, signals: readonly NodeJS.Signals[]): void {
   let stopping = false
   const stop = (signal: NodeJS.Signals): void => {
     if (stopping) return
@@ -38,8 +40,7 @@ function stopOnSignals (app: FastifyInstance, config: Config): void {
       exitAfterLog(app, 1)
     })
   }
-  process.once('SIGTERM', stop)
-  process.once('SIGINT', stop)
+  for (const signal of signals) process.once(signal, stop)
 }
 
 async function readSetting (name: string, file: string): Promise<Buffer> {
@@ -97,8 +98,9 @@ export async function startServer (env: Readonly<Record<string, string | undefin
   const tls = await readTls(config)
   const app = await buildApp({ config, definitions: resources, ...(tls === undefined ? {} : { tls }) })
   for (const { name, meant, warning } of misspelledSettings(env)) app.log.warn({ variable: name, meant }, warning)
-  stopOnSignals(app, config)
+  // Node's default for SIGHUP (a closed terminal) ends the process at once, cutting off the requests in flight.
   if (tls !== undefined) reloadTlsOnHangup(app, config)
+  stopOnSignals(app, config, tls === undefined ? ['SIGTERM', 'SIGINT', 'SIGHUP'] : ['SIGTERM', 'SIGINT'])
   await listen(app, config)
   return app
 }

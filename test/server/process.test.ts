@@ -146,8 +146,8 @@ function responsesIn (bytes: Buffer): Array<{ status: number, headers: Record<st
   return responses
 }
 
-/** A POST in flight when SIGTERM comes, and `second` right behind it on the same connection: every answer the connection got. */
-async function answersAroundShutdown (t: Test, second: string): Promise<ReturnType<typeof responsesIn>> {
+/** A POST in flight when `signal` comes, and `second` right behind it on the same connection: every answer the connection got. */
+async function answersAroundShutdown (t: Test, second: string, signal: NodeJS.Signals = 'SIGTERM'): Promise<ReturnType<typeof responsesIn>> {
   const server = await startServer({ DATABASE_URL: `sqlite:${t.testdir()}/app.db` })
   const url = new URL(server.base)
   const socket = connect(Number(url.port), url.hostname)
@@ -157,7 +157,7 @@ async function answersAroundShutdown (t: Test, second: string): Promise<ReturnTy
   const payload = JSON.stringify({ name: 'in flight' })
   socket.write(`POST /v1/projects HTTP/1.1\r\nHost: test\r\nAuthorization: ${ADMIN}\r\nContent-Type: application/json\r\nContent-Length: ${payload.length}\r\n\r\n${payload.slice(0, 5)}`)
   await new Promise(resolve => setTimeout(resolve, 200))
-  server.child.kill('SIGTERM')
+  server.child.kill(signal)
   await new Promise(resolve => setTimeout(resolve, 300))
   // The rest of the request in flight, and the second one right behind it on the same connection: it arrives while the process drains.
   socket.write(`${payload.slice(5)}${second}`)
@@ -190,6 +190,13 @@ t.test('an unknown path that arrives after SIGTERM is the 404 a retry would get,
   t.match(JSON.parse(second?.body ?? '{}'), { type: 'urn:resourcery:problem:not-found', instance: '/v1/nothing' })
   t.equal(second?.headers.connection, 'close')
   t.match(second?.headers['x-ratelimit-remaining'], /^\d+$/, 'with the rate-limit headers')
+  t.same(more, [])
+})
+
+t.test('on plain HTTP, SIGHUP (a closed terminal) drains like SIGTERM: the request in flight is answered, then the process exits 0', async t => {
+  const [first, ...more] = await answersAroundShutdown(t, '', 'SIGHUP')
+  t.equal(first?.status, 201, 'the request in flight completed')
+  t.equal(first?.headers.connection, 'close')
   t.same(more, [])
 })
 
