@@ -1,4 +1,5 @@
 import { execFileSync, spawnSync } from 'node:child_process'
+import { once } from 'node:events'
 import { readFileSync } from 'node:fs'
 import { Agent, request } from 'node:https'
 import { connect } from 'node:http2'
@@ -99,17 +100,23 @@ t.test('HTTP2=1 serves HTTP/2 over TLS; SIGTERM sends an open session a GOAWAY a
   t.notOk(server.logs.some(line => String(line.msg).includes('deadline')))
 })
 
-t.test('HTTPS: SIGTERM closes the connections that sent nothing, before or after their TLS handshake, and the process exits 0', async t => {
+t.test('HTTPS: SIGTERM closes the connections that sent nothing, before, after or during their TLS handshake, and the process exits 0', async t => {
   const dir = t.testdir()
   const pair = selfSigned(dir, 'silent')
+  const ca = readFileSync(pair.cert, 'utf8')
   const server = await startServer({ DATABASE_URL: `sqlite:${dir}/app.db`, TLS_CERT_FILE: pair.cert, TLS_KEY_FILE: pair.key, SHUTDOWN_TIMEOUT_MS: '8000' })
   t.teardown(() => { server.child.kill('SIGKILL') })
   const url = new URL(server.base)
   const beforeHandshake = connectTcp(Number(url.port), url.hostname)
-  const afterHandshake = connectTls({ host: url.hostname, port: Number(url.port), ca: readFileSync(pair.cert, 'utf8') })
-  await Promise.all([new Promise(resolve => beforeHandshake.once('connect', resolve)), new Promise(resolve => afterHandshake.once('secureConnect', resolve))])
-  const closed = Promise.all([beforeHandshake, afterHandshake].map(async socket => { await new Promise(resolve => socket.once('close', resolve)) }))
+  const lateHandshake = connectTcp(Number(url.port), url.hostname)
+  const afterHandshake = connectTls({ host: url.hostname, port: Number(url.port), ca })
+  await Promise.all([once(beforeHandshake, 'connect'), once(lateHandshake, 'connect'), once(afterHandshake, 'secureConnect')])
+  const closed = Promise.all([beforeHandshake, lateHandshake, afterHandshake].map(async socket => await once(socket, 'close')))
   server.child.kill('SIGTERM')
+  // A handshake that ends while the process drains: the connection then sends nothing either.
+  await new Promise(resolve => setTimeout(resolve, 300))
+  const late = connectTls({ socket: lateHandshake, host: url.hostname, ca })
+  late.on('error', () => {})
   await closed
   t.same(await server.exited, { code: 0, signal: null }, 'stopped without waiting for the deadline')
   t.notOk(server.logs.some(line => String(line.msg).includes('deadline')))
