@@ -1,22 +1,25 @@
 /**
- * What server.close() closes at once: the connections that are neither
- * sending a request nor waiting for an answer, as Node documents for
- * closeIdleConnections(). Node's own sweep differs from that in two ways,
- * each of which cost a shutdown:
+ * What server.close() closes: the connections that are neither sending a
+ * request nor waiting for an answer, as Node documents closeIdleConnections().
+ * Node's own sweep, which close() runs once, differs from that in three
+ * ways, each of which cost a shutdown:
  * - It counts a connection idle once its answer's end() was called, while
  *   that answer's bytes may still be queued for a slow reader (a large list
  *   to a phone on a poor network). The answer was cut short, with nothing in
  *   the log to say so: a 20 MB list reached its reader as its first 4 MB.
- *   Here the sweep waits until every such answer is written.
  * - It never counts idle a connection that has sent nothing yet (it dates
  *   such a connection as a request begun, so that the headers deadline ends
  *   it), and close() stops the timer that enforces that deadline. A browser's
  *   preconnect, or any client that opened a connection and sent nothing, held
  *   every shutdown until its deadline, which then exited 1 "with requests
- *   still open". Here such a connection is closed once it has been silent for
- *   a moment, the time a client that is about to send its request needs to.
- * Connections idle while an answer is still being written stay open a little
- * longer; a request on one is refused as any that arrives during the drain.
+ *   still open".
+ * - A connection whose answer was under way at the sweep, and said
+ *   keep-alive, turned idle after it and waited out the keep-alive timeout:
+ *   one written to a slow reader, or requests pipelined behind one another.
+ * Here the sweep runs again each time an answer that was under way is
+ *   written, never while one is still being written, and a silent connection
+ *   is closed once it has sent nothing for a moment, the time a client about
+ *   to send its request needs.
  */
 import type { Server as HttpServer, ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
@@ -41,16 +44,6 @@ function openSockets<T extends Socket> (server: HttpServer, event: 'connection' 
   return sockets
 }
 
-/** Answers whose end() was called but whose bytes are not all written yet. */
-function answersStillFlushing (sockets: Iterable<HttpSocket>): ServerResponse[] {
-  const flushing: ServerResponse[] = []
-  for (const socket of sockets) {
-    const answer = socket._httpMessage
-    if (answer != null && answer.writableEnded && !answer.writableFinished) flushing.push(answer)
-  }
-  return flushing
-}
-
 /** Closes `socket` in `delayMs` (at once if not positive) if the client has sent nothing on it by then. */
 function closeIfSilentIn (socket: Socket, delayMs: number): void {
   const closeIfSilent = (): void => { if (socket.bytesRead === 0) socket.destroy() }
@@ -58,34 +51,41 @@ function closeIfSilentIn (socket: Socket, delayMs: number): void {
   else setTimeout(closeIfSilent, delayMs).unref()
 }
 
-/** Makes `server`'s idle sweep (run by close()) spare answers still being written and close silent connections. */
-export function sweepIdleOnceFlushed (server: HttpServer): void {
+/** Replaces `server`'s idle sweep (run by close()): answers are written whole, silent connections closed. */
+export function replaceIdleSweep (server: HttpServer): void {
   let draining = false
   // A connection that becomes one during the drain (its TLS handshake ends) is given the same moment to speak.
   const whileDraining = (socket: Socket): void => { if (draining) closeIfSilentIn(socket, SILENT_GRACE_MS) }
-  const connections = openSockets<Socket>(server, 'connection', whileDraining)
+  const connections = openSockets<HttpSocket>(server, 'connection', whileDraining)
   // Over TLS (HTTPS, and HTTP/1 on the HTTP/2 server), HTTP runs on the socket 'secureConnection' brings: one that
   // has read nothing completed its handshake and sent no request. A TCP connection that read nothing sent no handshake.
   const httpSockets = server instanceof TlsServer ? openSockets<HttpSocket>(server, 'secureConnection', whileDraining) : connections
+  const watched = new WeakSet<ServerResponse>()
   const sweep = server.closeIdleConnections.bind(server)
-  server.closeIdleConnections = function closeIdleConnectionsOnceFlushed () {
-    const flushing = answersStillFlushing(httpSockets.keys())
-    if (flushing.length > 0) {
-      // 'close' comes once the answer is written and its socket let go (or the reader went away); the sweep then
-      // closes its now idle connection with the others. A reader that never reads is ended by the shutdown deadline.
-      let unwritten = flushing.length
-      for (const answer of flushing) {
-        answer.once('close', () => {
-          if (--unwritten === 0) server.closeIdleConnections()
-        })
+  server.closeIdleConnections = function closeIdleConnectionsAsDocumented () {
+    if (!draining) {
+      draining = true
+      const now = performance.now()
+      for (const sockets of new Set([connections, httpSockets])) {
+        for (const [socket, readyAt] of sockets) closeIfSilentIn(socket, readyAt + SILENT_GRACE_MS - now)
       }
-      return
     }
-    draining = true
-    const now = performance.now()
-    for (const sockets of new Set([connections, httpSockets])) {
-      for (const [socket, readyAt] of sockets) closeIfSilentIn(socket, readyAt + SILENT_GRACE_MS - now)
+    let ended = false
+    for (const socket of httpSockets.keys()) {
+      const answer = socket._httpMessage
+      if (answer == null) continue
+      // Once this answer is written ('close': its socket let go, or the reader went away), its connection may be
+      // idle, and is closed then rather than after the keep-alive timeout its answer announced; or the answer to
+      // a request pipelined behind it takes its turn, and is watched in its turn.
+      if (!watched.has(answer)) {
+        watched.add(answer)
+        answer.once('close', () => { server.closeIdleConnections() })
+      }
+      // Node's sweep destroys a connection whose answer was ended (end() called) but not yet let go: its bytes may
+      // still be queued, and answers to requests pipelined behind it wait in a queue of Node's that the sweep
+      // does not look at. It runs when the answer's 'close' brings this function back.
+      if (answer.writableEnded) ended = true
     }
-    sweep()
+    if (!ended) sweep()
   }
 }

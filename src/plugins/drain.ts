@@ -14,20 +14,29 @@
  * minute a load balancer in front asks for. An answer already being written
  * when closing began is let finish before its connection closes.
  */
+import type { IncomingMessage } from 'node:http'
 import type { Http2Session } from 'node:http2'
 import type { Socket } from 'node:net'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { shuttingDown } from '../errors.js'
-import { sweepIdleOnceFlushed } from '../http/idle-sweep.js'
+import { replaceIdleSweep } from '../http/idle-sweep.js'
+
+/** A connection's socket and its parser, whose `incoming` is the last request read on it (Node's own fields). */
+interface ParsedSocket extends Socket {
+  parser?: { incoming?: IncomingMessage | null } | null
+}
+
+/** Whether another request was read on `request`'s connection after it: one pipelined behind it. */
+function requestBehind (request: IncomingMessage): boolean {
+  const latest = (request.socket as ParsedSocket).parser?.incoming
+  return latest != null && latest !== request
+}
 
 export default fp(async function drain (app) {
   // Closing the server must not cut an answer that is still being written (idle-sweep.ts).
-  sweepIdleOnceFlushed(app.server)
+  replaceIdleSweep(app.server)
   let closing = false
-  // Connections on which a request arrived after closing began (pipelined behind one in flight): the answer before
-  // it keeps the connection open, so the refusal reaches the client instead of the connection closing under it.
-  const refusedOn = new WeakSet<Socket>()
   // HTTP/2 (HTTP2=1): Node 20's server.close() leaves sessions open, and Fastify closes them only with
   // forceCloseConnections: true, which would cut HTTP/1 requests in flight too: an idle session held the close
   // until the deadline. Each is closed here as HTTP/2 means it: a GOAWAY, and the streams in flight finish.
@@ -48,14 +57,15 @@ export default fp(async function drain (app) {
       done(null, payload)
       return
     }
-    refusedOn.add(request.raw.socket)
     if (request.is404) done(null, payload)
     else done(shuttingDown())
   })
   // RFC 9112 §9.6: the client learns not to send another request on this connection, and Node closes it after
-  // the answer. HTTP/2 has no Connection field: its sessions were sent a GOAWAY above.
+  // the answer. Not while a request pipelined behind this one waits for its own answer (whether it came before
+  // the signal and did its work, or after and is refused): that answer closes the connection in turn.
+  // HTTP/2 has no Connection field: its sessions were sent a GOAWAY above.
   app.addHook('onSend', function closeConnectionWhileClosing (request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (error: null, payload: unknown) => void) {
-    if (closing && request.raw.httpVersionMajor === 1 && !refusedOn.has(request.raw.socket)) reply.header('connection', 'close')
+    if (closing && request.raw.httpVersionMajor === 1 && !requestBehind(request.raw)) reply.header('connection', 'close')
     done(null, payload)
   })
 }, { name: 'resourcery-drain' })

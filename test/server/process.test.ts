@@ -193,6 +193,31 @@ t.test('an unknown path that arrives after SIGTERM is the 404 a retry would get,
   t.same(more, [])
 })
 
+t.test('requests pipelined before SIGTERM are all answered, and the connection closes after the last', async t => {
+  const server = await startServer({ DATABASE_URL: `sqlite:${t.testdir()}/app.db`, KEEP_ALIVE_TIMEOUT_MS: '60000', SHUTDOWN_TIMEOUT_MS: '8000' })
+  t.teardown(() => { server.child.kill('SIGKILL') })
+  const url = new URL(server.base)
+  const socket = connect(Number(url.port), url.hostname)
+  const chunks: Buffer[] = []
+  const closed = new Promise(resolve => socket.on('close', resolve))
+  const firstAnswer = new Promise(resolve => socket.once('data', resolve))
+  socket.on('data', (chunk: Buffer) => chunks.push(chunk))
+  // Eight token requests for an unknown client, each running the slow secret hash (four at a time, in Node's
+  // thread pool), and a read behind them, all in one write: all are read at once.
+  const form = 'grant_type=client_credentials'
+  const token = `POST /v1/auth/token HTTP/1.1\r\nHost: test\r\nAuthorization: Basic ${Buffer.from('rsyc_unknown:secret').toString('base64')}\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: ${form.length}\r\n\r\n${form}`
+  socket.write(`${token.repeat(8)}GET /v1/projects HTTP/1.1\r\nHost: test\r\nAuthorization: ${ADMIN}\r\n\r\n`)
+  // The first answer: every request was read before the signal, and the later hashes still run.
+  await firstAnswer
+  server.child.kill('SIGTERM')
+  await closed
+  const answers = responsesIn(Buffer.concat(chunks))
+  t.same(answers.map(answer => answer.status), [401, 401, 401, 401, 401, 401, 401, 401, 200], 'each request got its answer')
+  // The last answer was ready before the signal and said keep-alive: the server closes the connection once it is written.
+  t.equal((await server.exited).code, 0, 'the connection closed after the last answer, not at the deadline')
+  t.notOk(server.logs.some(line => String(line.msg).includes('deadline')))
+})
+
 t.test('on plain HTTP, SIGHUP (a closed terminal) drains like SIGTERM: the request in flight is answered, then the process exits 0', async t => {
   const [first, ...more] = await answersAroundShutdown(t, '', 'SIGHUP')
   t.equal(first?.status, 201, 'the request in flight completed')
