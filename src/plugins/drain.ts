@@ -34,7 +34,7 @@ function requestBehind (request: IncomingMessage): boolean {
 }
 
 export default fp(async function drain (app) {
-  // Closing the server must not cut an answer that is still being written (idle-sweep.ts).
+  // Which connections closing the server closes, and when: never under an answer, nor after a keep-alive wait (idle-sweep.ts).
   replaceIdleSweep(app.server)
   let closing = false
   // HTTP/2 (HTTP2=1): Node 20's server.close() leaves sessions open, and Fastify closes them only with
