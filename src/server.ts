@@ -1,7 +1,7 @@
 /**
  * The listening process: reads the environment, builds the app, listens, and
- * shuts down gracefully on SIGTERM / SIGINT (and SIGHUP without TLS, which
- * uses it to reload the certificate): in-flight requests finish, the
+ * shuts down gracefully on SIGTERM / SIGINT, and SIGHUP on plain HTTP (with
+ * TLS, SIGHUP reloads the certificate): in-flight requests finish, the
  * database closes, within a hard deadline.
  */
 import { readFile } from 'node:fs/promises'
