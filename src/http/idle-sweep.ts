@@ -34,12 +34,12 @@ interface HttpSocket extends Socket {
 const SILENT_GRACE_MS = 1000
 
 /** The open sockets `server` emits with `event`, each with when it became ready for a request. */
-function openSockets<T extends Socket> (server: HttpServer, event: 'connection' | 'secureConnection', onOpen: (socket: T) => void): Map<T, number> {
+function openSockets<T extends Socket> (server: HttpServer, event: 'connection' | 'secureConnection', onOpen?: (socket: T) => void): Map<T, number> {
   const sockets = new Map<T, number>()
   server.on(event, (socket: T) => {
     sockets.set(socket, performance.now())
     socket.once('close', () => sockets.delete(socket))
-    onOpen(socket)
+    onOpen?.(socket)
   })
   return sockets
 }
@@ -54,12 +54,14 @@ function closeIfSilentIn (socket: Socket, delayMs: number): void {
 /** Replaces `server`'s idle sweep (run by close()): answers are written whole, silent connections closed. */
 export function replaceIdleSweep (server: HttpServer): void {
   let draining = false
-  // A connection that becomes one during the drain (its TLS handshake ends) is given the same moment to speak.
-  const whileDraining = (socket: Socket): void => { if (draining) closeIfSilentIn(socket, SILENT_GRACE_MS) }
-  const connections = openSockets<HttpSocket>(server, 'connection', whileDraining)
+  // No TCP connection is accepted once the drain began (close() stops listening as it sweeps).
+  const connections = openSockets<HttpSocket>(server, 'connection')
   // Over TLS (HTTPS, and HTTP/1 on the HTTP/2 server), HTTP runs on the socket 'secureConnection' brings: one that
   // has read nothing completed its handshake and sent no request. A TCP connection that read nothing sent no handshake.
-  const httpSockets = server instanceof TlsServer ? openSockets<HttpSocket>(server, 'secureConnection', whileDraining) : connections
+  // A handshake may end during the drain: that connection is given the same moment to speak.
+  const httpSockets = server instanceof TlsServer
+    ? openSockets<HttpSocket>(server, 'secureConnection', socket => { if (draining) closeIfSilentIn(socket, SILENT_GRACE_MS) })
+    : connections
   const watched = new WeakSet<ServerResponse>()
   const sweep = server.closeIdleConnections.bind(server)
   server.closeIdleConnections = function closeIdleConnectionsAsDocumented () {
