@@ -4,13 +4,14 @@
  * problem details, and unexpected errors are logged, never shown. (app.ts
  * installs `notFound` after rate limiting, so unknown paths are limited too.)
  */
-import { STATUS_CODES } from 'node:http'
+import { maxHeaderSize, STATUS_CODES } from 'node:http'
 import type { Socket } from 'node:net'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { annotationOf, BodyTooLarge, RouteNotFound, UnknownVersion, UnsupportedMediaType } from '../errors.js'
 import { PROBLEM_MEDIA_TYPE, Problem, problemBody, toProblem } from '../http/problem.js'
 import { instanceOf } from '../http/instance.js'
+import { parserErrorStatus, type ParserError } from '../http/parser-error-status.js'
 import { noteRefusal } from '../http/request-log.js'
 import { malformedPath, overlongSegment } from '../http/unroutable-path.js'
 import { API_VERSIONS } from '../http/versions.js'
@@ -101,14 +102,17 @@ export function routingErrorHandler (securityHeaders: HeaderSet) {
  * do not need a request (there is none to count or to log).
  */
 export function clientErrorHandler (securityHeaders: HeaderSet) {
-  return function clientError (error: Error & { code?: string }, socket: Socket): void {
+  return function clientError (error: ParserError, socket: Socket): void {
     if (error.code === 'ECONNRESET' || !socket.writable) {
       socket.destroy()
       return
     }
-    const status = error.code === 'HPE_HEADER_OVERFLOW' ? 431 : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400
+    const status = parserErrorStatus(error)
     const requestId = crypto.randomUUID()
-    const body = JSON.stringify(problemBody(status, `the request could not be read (${STATUS_CODES[status] ?? 'bad request'})`, { instance: '', requestId }))
+    const detail = status === 414
+      ? `the request line is longer than this server reads (${maxHeaderSize} bytes with the header fields)`
+      : `the request could not be read (${STATUS_CODES[status] ?? 'bad request'})`
+    const body = JSON.stringify(problemBody(status, detail, { instance: '', requestId }))
     const headers = [
       ['content-type', PROBLEM_MEDIA_TYPE], ['content-length', String(Buffer.byteLength(body))], ['cache-control', 'no-store'], ['x-request-id', requestId],
       ...securityHeaders, ['connection', 'close']

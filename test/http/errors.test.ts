@@ -223,14 +223,21 @@ t.test('errors of the HTTP parser, and an Expect Node refuses, are problem+json 
   const logs = logCollector()
   const app = await buildTestApp(t, { logStream: logs, env: { LOG_LEVEL: 'info' } })
   const port = Number(new URL(await listen(app)).port)
-  const raw = async (request: string): Promise<string> => await new Promise((resolve, reject) => {
+  // Each part is written once the one before has surely been read on its own (an overflow is judged on the read that holds it).
+  const rawInParts = async (parts: readonly string[]): Promise<string> => await new Promise((resolve, reject) => {
     const socket = connect(port, '127.0.0.1')
     let data = ''
     socket.on('data', chunk => { data += chunk.toString() })
     socket.on('end', () => resolve(data))
     socket.on('error', reject)
-    socket.write(request)
+    const writeFrom = (index: number): void => {
+      if (index >= parts.length || socket.destroyed) return
+      socket.write(parts[index]!)
+      setTimeout(() => writeFrom(index + 1), 50)
+    }
+    writeFrom(0)
   })
+  const raw = async (request: string): Promise<string> => await rawInParts([request])
   const huge = await raw(`GET /health HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20000)}\r\n\r\n`)
   t.match(huge, /^HTTP\/1\.1 431 /)
   t.match(huge, /content-type: application\/problem\+json/)
@@ -239,6 +246,19 @@ t.test('errors of the HTTP parser, and an Expect Node refuses, are problem+json 
   const problem = JSON.parse(huge.slice(huge.indexOf('\r\n\r\n') + 4)) as { status: number, requestId: string }
   t.equal(problem.status, 431)
   t.match(huge, new RegExp(`x-request-id: ${problem.requestId}`))
+
+  // Node bounds the request line with the header fields and calls either overflow a header one: a target that long is 414.
+  const target = `/v1/projects?q=${'a'.repeat(20000)}`
+  const longTarget = await raw(`GET ${target} HTTP/1.1\r\nHost: x\r\n\r\n`)
+  t.match(longTarget, /^HTTP\/1\.1 414 /)
+  t.match(JSON.parse(longTarget.slice(longTarget.indexOf('\r\n\r\n') + 4)), { status: 414, type: /uri-too-long$/, detail: /request line is longer than this server reads \(16384 bytes/ })
+  t.match(await raw(`GET ${target}`), /^HTTP\/1\.1 414 /, 'and when the line has not ended yet')
+  // (Node meets the overflow while reading the same bytes as the request before it, and the refusal goes out first.)
+  t.match(await raw(`GET /health HTTP/1.1\r\nHost: x\r\n\r\nGET ${target} HTTP/1.1\r\n\r\n`), /^HTTP\/1\.1 414 /, 'and behind a pipelined request')
+  const split = await rawInParts([`GET ${target.slice(0, 10000)}`, `${target.slice(10000)} HTTP/1.1\r\nHost: x\r\n\r\n`])
+  t.match(split, /^HTTP\/1\.1 414 /, 'and over two reads, when the second ends the line')
+  const splitHeader = await rawInParts([`GET /health HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(10000)}`, `${'a'.repeat(10000)}\r\n\r\n`])
+  t.match(splitHeader, /^HTTP\/1\.1 431 /, 'a header over two reads is still 431')
 
   const garbage = await raw('NOT A REQUEST\r\n\r\n')
   t.match(garbage, /^HTTP\/1\.1 400 /)
