@@ -187,12 +187,17 @@ function patchExample (resource: Resource, example: Readonly<Record<string, unkn
   return { [field]: value }
 }
 
-/** Create bodies for related collections: the child's create schema without the foreign key. */
+/**
+ * Create bodies for related collections: the child's create schema, with the
+ * foreign key optional, since the path gives it. A body copied from a record
+ * may still carry it, as long as it names the parent in the path (handlers.ts).
+ */
 export function deriveNestedSchemas (model: Model, resource: Resource): TObject[] {
   return resource.parents.map(link => {
     const parent = model.get(link.parent)
     const properties = writableProperties(resource, asDeclared)
-    delete properties[link.foreignKey]
+    const key = resource.fields.get(link.foreignKey)!
+    properties[link.foreignKey] = Type.Optional({ ...withoutDefault(key.schema), description: `Comes from the path: leave it out, or send the id of the ${parent.singular} in the path.` })
     const { [link.foreignKey]: _fromPath, ...example } = resource.definition.example ?? {}
     return Type.Object(properties, {
       $id: nestedCreateId(resource, parent, link.foreignKey),

@@ -21,10 +21,18 @@ import type { ChildLink, Model, Resource } from './model.js'
 import { refuseHiddenParents, unknownParents } from './parent-visibility.js'
 import { checkUnchanged, conditionally, load, type WriteTarget } from './preconditions.js'
 import { stamped, visibility } from './visibility.js'
-import { mergesObjects, patchedValues, readOnlyChanges, replacedValues, writableValues } from './writes.js'
+import { mergesObjects, patchedValues, pathParentIssues, readOnlyChanges, replacedValues, writableValues, type PathParent } from './writes.js'
 
 type Body = Record<string, unknown>
 /** A compiled body schema, as Fastify keeps one per media type. */
+/** What a write's body is checked against besides its schema. */
+interface BodyChecks {
+  /** The stored record, for read-only values sent back changed (PUT, PATCH). */
+  readonly stored?: () => Promise<StoredRecord | undefined>
+  /** The parent named by a related create's path. */
+  readonly pathParent?: PathParent
+}
+
 type BodyValidator = ((value: unknown) => boolean) & { errors?: AjvError[] | null }
 type IdParams = { id: number }
 
@@ -79,19 +87,29 @@ export function resourceHandlers (model: Model, resource: Resource, { cursors, e
    * A body that failed its schema (the write routes attach validation errors
    * rather than answer them) is refused with every offending value: the
    * schema's, and those only the database can tell: a foreign key to a
-   * missing row and, given the stored record, a read-only value changed.
+   * missing row and, given the stored record, a read-only value changed. On a
+   * related create, a foreign key that names another parent than the path's
+   * is refused too, whether or not the schema found anything else.
    */
-  async function refuseInvalidBody (request: FastifyRequest, target: Resource, stored?: () => Promise<StoredRecord | undefined>): Promise<void> {
+  async function refuseInvalidBody (request: FastifyRequest, target: Resource, { stored, pathParent }: BodyChecks = {}): Promise<void> {
     const error = request.validationError
-    if (error === undefined) return
+    if (error === undefined) {
+      const otherParent = pathParentIssues(bodyMembers(request), pathParent)
+      if (otherParent.length > 0) throw invalid(otherParent)
+      return
+    }
     // A malformed id: nothing to look up.
     if (error.validationContext !== 'body') throw error
     const body = bodyMembers(request)
     // A foreign key the schema refused (a 0 below its minimum) is the schema's to name, not the lookup's too.
     const refused = new Set((error.validation as readonly AjvError[]).map(issue => issue.instancePath))
-    const missing = await unknownParents(request, model, target, Object.fromEntries(Object.entries(body).filter(([name]) => !refused.has(`/${name}`))))
+    const unrefused = Object.fromEntries(Object.entries(body).filter(([name]) => !refused.has(`/${name}`)))
+    const otherParent = pathParentIssues(unrefused, pathParent)
+    // The path's parent is looked up by the handler; a key naming another is refused above, not looked up.
+    if (pathParent !== undefined) delete unrefused[pathParent.foreignKey]
+    const missing = await unknownParents(request, model, target, unrefused)
     const current = await stored?.()
-    refuseWithAll(request, 'body', [...missing, ...(current === undefined ? [] : readOnlyChanges(target, body, current))])
+    refuseWithAll(request, 'body', [...otherParent, ...missing, ...(current === undefined ? [] : readOnlyChanges(target, body, current))])
   }
 
   /**
@@ -111,7 +129,7 @@ export function resourceHandlers (model: Model, resource: Resource, { cursors, e
   async function save (request: FastifyRequest, reply: FastifyReply, values: (current: StoredRecord) => Body): Promise<unknown> {
     const target = targetOf(request)
     const where = visibility(request, resource)
-    await refuseInvalidBody(request, resource, async () => await request.server.store.get(resource, target.id, { where }))
+    await refuseInvalidBody(request, resource, { stored: async () => await request.server.store.get(resource, target.id, { where }) })
     await refuseHiddenParents(request, model, resource, request.body as Body)
     const record = await conditionally(target, async check => await request.server.store.update(resource, target.id, current => {
       check(current)
@@ -177,12 +195,13 @@ export function resourceHandlers (model: Model, resource: Resource, { cursors, e
     createChild (link: ChildLink): RouteHandlerMethod {
       const child = model.get(link.child)
       return async function createRelated (request, reply) {
-        await refuseInvalidBody(request, child)
         const { id } = request.params as IdParams
+        await refuseInvalidBody(request, child, { pathParent: { foreignKey: link.foreignKey, id } })
         await load({ request, resource, id })
         // The path's parent is checked by load(); a child with other parents names them in its body.
-        await refuseHiddenParents(request, model, child, request.body as Body)
-        return await insert(request, reply, child, { ...writableValues(child, request.body as Body), [link.foreignKey]: id })
+        const { [link.foreignKey]: _fromPath, ...body } = request.body as Body
+        await refuseHiddenParents(request, model, child, body)
+        return await insert(request, reply, child, { ...writableValues(child, body), [link.foreignKey]: id })
       }
     }
   }

@@ -1,7 +1,7 @@
 /**
  * Turning a validated request body into the values a write stores: replace
- * (PUT) and JSON Merge Patch (PATCH, RFC 7396), and the rule that read-only
- * properties may be echoed back but never changed.
+ * (PUT) and JSON Merge Patch (PATCH, RFC 7396), and the rules that read-only
+ * properties, and a related create's parent, may be echoed back but never changed.
  */
 import { isDeepStrictEqual } from 'node:util'
 import type { ProblemIssue } from '../errors.js'
@@ -49,6 +49,15 @@ export function readOnlyChanges (resource: Resource, body: Body, current: Stored
     }
   }
   return issues
+}
+
+/** The parent a related create's path names (`/v1/projects/3/tasks`: projectId 3). */
+export interface PathParent { readonly foreignKey: string, readonly id: number }
+
+/** A related create's body may repeat its path's parent (a record's body copied), never name another. */
+export function pathParentIssues (body: Body, parent: PathParent | undefined): ProblemIssue[] {
+  if (parent === undefined || !(parent.foreignKey in body) || body[parent.foreignKey] === parent.id) return []
+  return [{ in: 'body', pointer: `/${parent.foreignKey}`, detail: `must be ${parent.id}, the id in the path, or be left out` }]
 }
 
 function isPlainObject (value: unknown): value is Record<string, unknown> {
