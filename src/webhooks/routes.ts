@@ -15,7 +15,7 @@ import { ADMIN_LIST_HEADERS, ADMIN_LIST_READ, jsonResponse, listProblems, notMod
 import type { AttemptRecord, Subscription } from '../store/webhook-store.js'
 import { patternIssues } from './events.js'
 import { newSigningSecret } from './signing.js'
-import { resolveTarget, TargetRefused } from './targets.js'
+import { resolveTarget, TargetRefused, TargetUnresolved } from './targets.js'
 
 const Timestamp = Type.String({ format: 'date-time' })
 const NullableTimestamp = Type.Union([Timestamp, Type.Null()])
@@ -120,7 +120,8 @@ export async function webhookRoutes (app: FastifyInstance, { collections, allowP
           await resolveTarget(target, allowPrivate)
         } catch (error) {
           if (!(error instanceof TargetRefused)) throw error
-          issues.unshift({ in: 'body', pointer: '/url', detail: error.message })
+          if (error instanceof TargetUnresolved) request.log.warn({ host: target.hostname, reason: error.message }, 'webhook target does not resolve yet; every delivery checks it again')
+          else issues.unshift({ in: 'body', pointer: '/url', detail: error.message })
         }
       }
     }

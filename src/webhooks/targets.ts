@@ -31,6 +31,15 @@ export class TargetRefused extends Error {
   override name = 'TargetRefused'
 }
 
+/**
+ * A name that has no address now. At delivery that is a failed attempt, retried;
+ * at registration it is no reason to refuse, since DNS may not be set up yet, and
+ * every delivery resolves the name again before it sends anything.
+ */
+export class TargetUnresolved extends TargetRefused {
+  override name = 'TargetUnresolved'
+}
+
 export interface ResolvedTarget {
   readonly address: string
   readonly family: 4 | 6
@@ -44,13 +53,13 @@ export async function resolveTarget (url: URL, allowPrivate: boolean): Promise<R
   try {
     addresses = isIP(host) === 0 ? await lookup(host, { all: true }) : [{ address: host, family: isIP(host) }]
   } catch (error) {
-    throw new TargetRefused(`${host} does not resolve (${(error as NodeJS.ErrnoException).code ?? 'lookup failed'})`)
+    throw new TargetUnresolved(`${host} does not resolve (${(error as NodeJS.ErrnoException).code ?? 'lookup failed'})`)
   }
   if (!allowPrivate) {
     const refused = addresses.find(({ address }) => isPrivateAddress(address))
     if (refused !== undefined) throw new TargetRefused(`${host} resolves to ${refused.address}, a loopback, private, link-local or reserved address`)
   }
   const first = addresses[0]
-  if (first === undefined) throw new TargetRefused(`${host} has no address`)
+  if (first === undefined) throw new TargetUnresolved(`${host} has no address`)
   return { address: first.address, family: first.family === 6 ? 6 : 4 }
 }

@@ -204,6 +204,17 @@ t.test('private targets are refused at registration and at delivery', async t =>
   t.ok([401, 403].includes(noAdmin.statusCode))
 })
 
+t.test('a name that does not resolve yet is subscribed, and each delivery to it is a failed attempt, retried', async t => {
+  const app = await buildTestApp(t, { env: { WEBHOOK_RETRY_BASE_MS: '200', WEBHOOK_POLL_MS: '50' } })
+  // .invalid never resolves (RFC 6761): as a name whose DNS is not set up yet, or a machine with no resolver.
+  const created = await post(app, '/v1/webhooks', { url: 'https://hooks.invalid/in', events: ['projects.created'] })
+  t.equal(created.statusCode, 201)
+  t.match(body(created), { url: 'https://hooks.invalid/in', active: true, secret: /^whsec_/ })
+  await createProject(app, { name: 'to nowhere' })
+  const [attempt] = await attemptsOf(app, body(created).id, 1)
+  t.match(attempt, { outcome: 'retrying', responseStatus: null, error: /^refused: hooks\.invalid does not resolve/ })
+})
+
 t.test('a pending retry survives a restart and is delivered; a target that became private is refused then', async t => {
   const hook = await receiver(t, [{ status: 503, headers: { 'retry-after': '1' } }, { status: 204 }])
   const first = await buildTestApp(t, { env: ALLOW })
