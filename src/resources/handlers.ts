@@ -24,7 +24,6 @@ import { stamped, visibility } from './visibility.js'
 import { mergesObjects, patchedValues, pathParentIssues, readOnlyChanges, replacedValues, writableValues, type PathParent } from './writes.js'
 
 type Body = Record<string, unknown>
-/** A compiled body schema, as Fastify keeps one per media type. */
 /** What a write's body is checked against besides its schema. */
 interface BodyChecks {
   /** The stored record, for read-only values sent back changed (PUT, PATCH). */
@@ -33,6 +32,7 @@ interface BodyChecks {
   readonly pathParent?: PathParent
 }
 
+/** A compiled body schema, as Fastify keeps one per media type. */
 type BodyValidator = ((value: unknown) => boolean) & { errors?: AjvError[] | null }
 type IdParams = { id: number }
 
@@ -105,7 +105,7 @@ export function resourceHandlers (model: Model, resource: Resource, { cursors, e
     const refused = new Set((error.validation as readonly AjvError[]).map(issue => issue.instancePath))
     const unrefused = Object.fromEntries(Object.entries(body).filter(([name]) => !refused.has(`/${name}`)))
     const otherParent = pathParentIssues(unrefused, pathParent)
-    // The path's parent is looked up by the handler; a key naming another is refused above, not looked up.
+    // The path's parent is looked up by the handler; a key naming another is refused just above, not looked up.
     if (pathParent !== undefined) delete unrefused[pathParent.foreignKey]
     const missing = await unknownParents(request, model, target, unrefused)
     const current = await stored?.()
