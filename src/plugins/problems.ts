@@ -14,7 +14,7 @@ import { instanceOf } from '../http/instance.js'
 import { parserErrorStatus, type ParserError } from '../http/parser-error-status.js'
 import { noteRefusal } from '../http/request-log.js'
 import { malformedPath, overlongSegment } from '../http/unroutable-path.js'
-import { API_VERSIONS } from '../http/versions.js'
+import { API_VERSIONS, CURRENT_VERSION } from '../http/versions.js'
 import type { HeaderSet } from './security.js'
 
 declare module 'fastify' {
@@ -66,7 +66,18 @@ export function notFound (request: FastifyRequest, reply: FastifyReply): Fastify
   if (version !== undefined && !API_VERSIONS.includes(version)) {
     return sendProblem(request, reply, new UnknownVersion(`${requestedVersion(request, version)} does not exist; available: ${API_VERSIONS.join(', ')}`))
   }
-  return sendProblem(request, reply, new RouteNotFound(`nothing is at ${request.method} ${path}`))
+  return sendProblem(request, reply, new RouteNotFound(`nothing is at ${request.method} ${path}${versionHint(request, path, version)}`))
+}
+
+/**
+ * For a path that would exist under the current version (`/projects/1`, sent
+ * without `Api-Version`), says how to ask for it: the 404 alone reads as if
+ * the resource were missing. Only a refused request pays for the lookup.
+ */
+function versionHint (request: FastifyRequest, path: string, pathVersion: string | undefined): string {
+  if (pathVersion !== undefined || request.headers['api-version'] !== undefined) return ''
+  const versioned = `/v${CURRENT_VERSION}${path === '/' ? '' : path}`
+  return request.server.findRoute({ method: 'GET', url: versioned }) === null ? '' : `; paths begin with the API version (${versioned}), or send Api-Version: ${CURRENT_VERSION}`
 }
 
 /**

@@ -11,7 +11,18 @@ t.test('unknown paths are 404 problems', async t => {
   for (const url of ['/nope', '/v1/nope', '/v1/projects/1/nope', '/']) {
     const problem = assertProblem(t, await app.inject({ method: 'GET', url }), 404, 'not-found')
     t.equal(problem.instance, url)
+    t.notMatch(problem.detail, /Api-Version/, `${url}: no version would route it, so no hint`)
   }
+})
+
+t.test('an unprefixed resource path sent without Api-Version is 404 saying how to give the version', async t => {
+  const app = await buildTestApp(t)
+  for (const [url, versioned] of [['/projects', '/v1/projects'], ['/projects/1/tasks?limit=5', '/v1/projects/1/tasks'], ['/tasks/', '/v1/tasks/']] as const) {
+    const problem = assertProblem(t, await app.inject({ method: 'GET', url, headers: { authorization: ADMIN } }), 404, 'not-found')
+    t.equal(problem.detail, `nothing is at GET ${url.split('?')[0]}; paths begin with the API version (${versioned}), or send Api-Version: 1`)
+  }
+  const served = await app.inject({ method: 'GET', url: '/projects', headers: { authorization: ADMIN, 'api-version': '1' } })
+  t.equal(served.statusCode, 200, 'the header form the hint names serves it')
 })
 
 t.test('paths the router cannot read are problems too: bad percent-encoding 400, an overlong segment 414; a long id still reaches validation', async t => {
