@@ -153,7 +153,7 @@ export async function buildApp ({ config, definitions, store: givenStore, logStr
   await app.register(healthRoutes)
   await app.register(adminRoutes, { prefix: `/v${CURRENT_VERSION}`, knownScopes: Object.keys(scopesOf(model.resources)) })
   const allowPrivate = config.webhookAllowPrivate === '1'
-  await app.register(webhookRoutes, { prefix: `/v${CURRENT_VERSION}`, collections: model.resources.map(resource => resource.collection), allowPrivate })
+  await app.register(webhookRoutes, { prefix: `/v${CURRENT_VERSION}`, collections: model.resources.map(resource => resource.collection), allowPrivate, lookupTimeoutMs: config.webhookTimeoutMs })
   const dispatcher = webhookDispatcher({
     store: store.webhooks, model, allowPrivate, timeoutMs: config.webhookTimeoutMs, retryBaseMs: config.webhookRetryBaseMs, pollMs: config.webhookPollMs, retentionMs: parseDuration(config.webhookRetention)! * 1000, log: app.log
   })

@@ -72,7 +72,7 @@ export const Settings = Type.Object({
   KEEP_ALIVE_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: LONGEST_TIMER_MS - NODE_KEEP_ALIVE_MARGIN_MS, default: 5000, description: 'How long an idle keep-alive connection (or HTTP/2 session) stays open.' }),
   MAX_CONNECTIONS: Type.Integer({ minimum: 1, default: 10000, description: 'Concurrent connections accepted; more are refused.' }),
   WEBHOOK_ALLOW_PRIVATE: Type.Union([Type.Literal('0'), Type.Literal('1')], { default: '0', description: '1: webhooks may target loopback, private and link-local addresses (development, tests). 0: refused at registration and at every delivery.' }),
-  WEBHOOK_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: LONGEST_TIMER_MS, default: 10000, description: 'Longest wait for a webhook receiver to answer; past it the attempt failed and is retried.' }),
+  WEBHOOK_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: LONGEST_TIMER_MS, default: 10000, description: 'Longest wait for a webhook target\'s name to resolve, and for its receiver to answer; past it the attempt failed and is retried.' }),
   WEBHOOK_RETRY_BASE_MS: Type.Integer({ minimum: 10, maximum: LONGEST_TIMER_MS, default: 5000, description: 'Delay before a failed webhook delivery\'s first retry; each further retry doubles it (up to 1 h, jittered), for 25 h after the event.' }),
   WEBHOOK_RETENTION: Type.String({ default: '30d', pattern: '^[1-9][0-9]*[smhd]?$', description: 'How long finished webhook deliveries, their attempts and events stay listed before they are purged: at least 2d (7d, 90d).' }),
   WEBHOOK_POLL_MS: Type.Integer({ minimum: 10, maximum: LONGEST_TIMER_MS, default: 1000, description: 'How often each process looks for webhook deliveries that are due (writes in the same process start one at once).' }),

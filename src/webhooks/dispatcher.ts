@@ -94,7 +94,7 @@ export function webhookDispatcher (options: DispatcherOptions): Dispatcher {
     let sent: SendResult
     try {
       const url = new URL(delivery.subscription.url)
-      const target = await resolveTarget(url, options.allowPrivate)
+      const target = await resolveTarget(url, { allowPrivate: options.allowPrivate, timeoutMs: options.timeoutMs, signal: stopping.signal })
       const headers = signatureHeaders(delivery.subscription.secret, delivery.event.id, Math.floor(started.getTime() / 1000), body)
       sent = await sendWebhook(url, target, { headers, body, timeoutMs: options.timeoutMs, signal: stopping.signal })
     } catch (error) {

@@ -80,6 +80,8 @@ function attemptView (attempt: AttemptRecord): Static<typeof WebhookAttempt> {
 export interface WebhookRoutesOptions {
   readonly collections: readonly string[]
   readonly allowPrivate: boolean
+  /** The longest wait for a target's name to resolve (WEBHOOK_TIMEOUT_MS), after which it is subscribed as not resolving yet. */
+  readonly lookupTimeoutMs: number
 }
 
 const SUBSCRIPTION = 'webhook subscription'
@@ -97,7 +99,7 @@ const RESEND_CONFLICT: ProblemDoc = {
   description: 'The delivery is still pending (it is already scheduled), or the subscription is disabled.'
 }
 
-export async function webhookRoutes (app: FastifyInstance, { collections, allowPrivate }: WebhookRoutesOptions): Promise<void> {
+export async function webhookRoutes (app: FastifyInstance, { collections, allowPrivate, lookupTimeoutMs }: WebhookRoutesOptions): Promise<void> {
   const store = app.store.webhooks
 
   app.post('/webhooks', {
@@ -117,7 +119,7 @@ export async function webhookRoutes (app: FastifyInstance, { collections, allowP
       } else if (target.protocol === 'http:' || target.protocol === 'https:') {
         // Any other scheme the schema has refused: only an address events could go to is looked up.
         try {
-          await resolveTarget(target, allowPrivate)
+          await resolveTarget(target, { allowPrivate, timeoutMs: lookupTimeoutMs })
         } catch (error) {
           if (!(error instanceof TargetRefused)) throw error
           if (error instanceof TargetUnresolved) request.log.warn({ host: target.hostname, reason: error.message }, 'webhook target does not resolve yet; every delivery checks it again')

@@ -13,10 +13,10 @@ t.test('loopback, private, link-local, metadata and reserved addresses are priva
 })
 
 t.test('a target is checked after DNS, and allowed when private targets are', async t => {
-  await t.rejects(resolveTarget(new URL('http://localhost:1/'), false), { name: 'TargetRefused', message: /resolves to .*loopback/ })
-  t.match(await resolveTarget(new URL('http://localhost:1/'), true), { address: /^(127\.0\.0\.1|::1)$/ })
-  t.same(await resolveTarget(new URL('https://[2606:4700:4700::1111]/'), false), { address: '2606:4700:4700::1111', family: 6 })
-  await t.rejects(resolveTarget(new URL('ftp://93.184.215.14/'), false), { name: 'TargetRefused' })
+  await t.rejects(resolveTarget(new URL('http://localhost:1/'), { allowPrivate: false, timeoutMs: 5000 }), { name: 'TargetRefused', message: /resolves to .*loopback/ })
+  t.match(await resolveTarget(new URL('http://localhost:1/'), { allowPrivate: true, timeoutMs: 5000 }), { address: /^(127\.0\.0\.1|::1)$/ })
+  t.same(await resolveTarget(new URL('https://[2606:4700:4700::1111]/'), { allowPrivate: false, timeoutMs: 5000 }), { address: '2606:4700:4700::1111', family: 6 })
+  await t.rejects(resolveTarget(new URL('ftp://93.184.215.14/'), { allowPrivate: false, timeoutMs: 5000 }), { name: 'TargetRefused' })
 })
 
 t.test('backoff doubles up to an hour, jittered down by at most half', async t => {

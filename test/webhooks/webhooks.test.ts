@@ -1,5 +1,8 @@
 import { createHmac } from 'node:crypto'
+import type { LookupAddress, LookupAllOptions } from 'node:dns'
+import dns from 'node:dns/promises'
 import { createServer, type IncomingHttpHeaders } from 'node:http'
+import { syncBuiltinESMExports } from 'node:module'
 import type { AddressInfo } from 'node:net'
 import AjvModule from 'ajv'
 import formatsModule from 'ajv-formats'
@@ -213,6 +216,71 @@ t.test('a name that does not resolve yet is subscribed, and each delivery to it 
   await createProject(app, { name: 'to nowhere' })
   const [attempt] = await attemptsOf(app, body(created).id, 1)
   t.match(attempt, { outcome: 'retrying', responseStatus: null, error: /^refused: hooks\.invalid does not resolve/ })
+})
+
+/**
+ * Names under stalled.test never get an answer, as from a resolver that does not respond
+ * (getaddrinfo then waits out its own time-outs and retries, tens of seconds). The lookup
+ * the service imported is replaced until `restore` (or the test's end); `stalling` tells
+ * when a lookup first stalls.
+ */
+function stallLookups (t: Test): { stalling: Promise<void>, restore: () => void } {
+  const real = dns.lookup
+  let stalled: () => void = () => {}
+  const stalling = new Promise<void>(resolve => { stalled = resolve })
+  const stallingLookup = async (hostname: string, options: LookupAllOptions): Promise<LookupAddress[]> => {
+    if (!hostname.endsWith('.stalled.test')) return await real(hostname, options)
+    stalled()
+    return await new Promise(() => {})
+  }
+  dns.lookup = stallingLookup as typeof real
+  syncBuiltinESMExports()
+  const restore = (): void => {
+    dns.lookup = real
+    syncBuiltinESMExports()
+  }
+  t.teardown(restore)
+  return { stalling, restore }
+}
+
+t.test('a name whose resolver never answers is given up after WEBHOOK_TIMEOUT_MS: subscribed, and its delivery a failed attempt that holds up no other', async t => {
+  stallLookups(t)
+  const app = await buildTestApp(t, { env: { ...ALLOW, WEBHOOK_TIMEOUT_MS: '300' } })
+  const hook = await receiver(t)
+  const started = Date.now()
+  const stalled = await subscribe(app, 'https://hooks.stalled.test/in', ['projects.created'])
+  t.ok(Date.now() - started < 5000, 'the registration waited for the bound, not for the resolver')
+  await subscribe(app, hook.url, ['projects.created'])
+  await createProject(app, { name: 'first' })
+  const [attempt] = await attemptsOf(app, stalled.id, 1)
+  t.match(attempt, { outcome: 'retrying', responseStatus: null, error: 'refused: hooks.stalled.test did not resolve within 300 ms' })
+  // A round ends when all its deliveries have: the next write's event is sent by a later round.
+  await createProject(app, { name: 'second' })
+  const received = await hook.count(2)
+  t.same(received.map(request => (JSON.parse(request.body) as { data: { name: string } }).data.name), ['first', 'second'], 'the round with the stalled lookup ended, and the next one ran')
+})
+
+t.test('stopping does not wait for a name still being looked up: the attempt is recorded, and retried after the restart', async t => {
+  const env = { ...ALLOW, WEBHOOK_TIMEOUT_MS: '60000' }
+  const first = await buildTestApp(t, { env })
+  // Registered while the name fails at once (as .test names do here); then its resolver stops answering.
+  const subscription = await subscribe(first, 'https://hooks.stalled.test/in', ['projects.created'])
+  const lookups = stallLookups(t)
+  await createProject(first, { name: 'sent while stopping' })
+  // The dispatcher's timers do not hold the process open; this one does, until the lookup has stalled.
+  const waited = await Promise.race([lookups.stalling.then(() => 'stalled'), new Promise(resolve => setTimeout(resolve, 10_000, 'no lookup'))])
+  t.equal(waited, 'stalled', 'the delivery is looking its target up')
+  const stopped = await Promise.race([first.close().then(() => 'stopped'), new Promise(resolve => setTimeout(resolve, 10_000, 'still waiting'))])
+  t.equal(stopped, 'stopped', 'the close did not wait out the 60 s the lookup may take')
+
+  // The resolver answers again (the name does not exist, as before): the next process tries once more.
+  lookups.restore()
+  const second = await buildTestApp(t, { env })
+  t.match(await attemptsOf(second, subscription.id, 2), [
+    { outcome: 'retrying', error: /^refused: hooks\.stalled\.test does not resolve/ },
+    { outcome: 'retrying', responseStatus: null, error: 'refused: hooks.stalled.test was not resolved before the service stopped' }
+  ])
+  await second.close()
 })
 
 t.test('a pending retry survives a restart and is delivered; a target that became private is refused then', async t => {
