@@ -16,22 +16,29 @@
  * - A connection whose answer was under way at the sweep, and said
  *   keep-alive, turned idle after it and waited out the keep-alive timeout:
  *   one written to a slow reader, or requests pipelined behind one another.
+ * - It never counts idle a connection that has sent part of a request (a
+ *   request line, some headers) or of a TLS handshake, and, with the timer
+ *   stopped, nothing ends it: a slow or stalled client held the shutdown to
+ *   its deadline just the same.
  * Here the sweep runs again each time an answer that was under way is
- *   written, never while one is still being written, and a silent connection
- *   is closed once it has sent nothing for a moment, the time a client about
- *   to send its request needs.
+ *   written, never while one is still being written, and a connection is
+ *   closed once, a moment into the drain (the time a client about to send a
+ *   request, or in the middle of one, needs to finish it), no request of its
+ *   has reached the service: it has sent nothing, or not a whole request's
+ *   head, or not a whole handshake. A request whose head arrived in time gets
+ *   its answer (a 503 while draining), as before.
  */
 import type { Server as HttpServer, ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
-import { Server as TlsServer } from 'node:tls'
+import { Server as TlsServer, type TLSSocket } from 'node:tls'
 
 /** A connection's socket and the answer it is sending: the field Node's own sweep reads to tell an idle connection. */
 interface HttpSocket extends Socket {
   _httpMessage?: ServerResponse | null
 }
 
-/** How long a connection may have sent nothing, once the drain began, before it is closed as idle. */
-const SILENT_GRACE_MS = 1000
+/** How long into the drain (or after it became ready, if later) a connection may go without a request reaching the service. */
+const REQUEST_GRACE_MS = 1000
 
 /** The open sockets `server` emits with `event`, each with when it became ready for a request. */
 function openSockets<T extends Socket> (server: HttpServer, event: 'connection' | 'secureConnection', onOpen?: (socket: T) => void): Map<T, number> {
@@ -44,12 +51,22 @@ function openSockets<T extends Socket> (server: HttpServer, event: 'connection' 
   return sockets
 }
 
-/** Closes `socket` in `delayMs` (at once if not positive) if the client has sent nothing on it by then. */
-function closeIfSilentIn (socket: Socket, delayMs: number): void {
-  const closeIfSilent = (): void => { if (socket.bytesRead === 0) socket.destroy() }
-  if (delayMs <= 0) closeIfSilent()
-  else setTimeout(closeIfSilent, delayMs).unref()
+/** Closes `socket` in `delayMs` (at once if not positive) unless by then `inUse` says a request of its reached the service. */
+function closeUnlessInUseIn (socket: Socket, delayMs: number, inUse: () => boolean): void {
+  const closeUnlessInUse = (): void => { if (!socket.destroyed && !inUse()) socket.destroy() }
+  if (delayMs <= 0) closeUnlessInUse()
+  else setTimeout(closeUnlessInUse, delayMs).unref()
 }
+
+/**
+ * A request read whole on this connection is being answered (its answer holds
+ * the socket until written), or the connection is an HTTP/2 session, whose
+ * streams the drain plugin lets finish behind a GOAWAY.
+ */
+const answering = (socket: HttpSocket) => (): boolean => socket._httpMessage != null || (socket as Partial<TLSSocket>).alpnProtocol === 'h2'
+
+/** Where a connection comes from: a TLS socket has its TCP connection's. */
+const peerOf = (socket: Socket): string => `${socket.remoteAddress ?? ''}:${socket.remotePort ?? ''}`
 
 /** Replaces `server`'s idle sweep (run by close()): answers are written whole, silent connections closed. */
 export function replaceIdleSweep (server: HttpServer): void {
@@ -59,18 +76,20 @@ export function replaceIdleSweep (server: HttpServer): void {
   // Over TLS (HTTPS, and HTTP/1 on the HTTP/2 server), HTTP runs on the socket 'secureConnection' brings: one that
   // has read nothing completed its handshake and sent no request. A TCP connection that read nothing sent no handshake.
   // A handshake may end during the drain: that connection is given the same moment to speak.
-  const httpSockets = server instanceof TlsServer
-    ? openSockets<HttpSocket>(server, 'secureConnection', socket => { if (draining) closeIfSilentIn(socket, SILENT_GRACE_MS) })
+  const tls = server instanceof TlsServer
+  const httpSockets = tls
+    ? openSockets<HttpSocket>(server, 'secureConnection', socket => { if (draining) closeUnlessInUseIn(socket, REQUEST_GRACE_MS, answering(socket)) })
     : connections
+  // Over TLS, a TCP connection is in use once its handshake is done: its TLS socket is then judged on its own.
+  const handshaken = (socket: Socket) => (): boolean => [...httpSockets.keys()].some(secure => peerOf(secure) === peerOf(socket))
   const watched = new WeakSet<ServerResponse>()
   const sweep = server.closeIdleConnections.bind(server)
   server.closeIdleConnections = function closeIdleConnectionsAsDocumented () {
     if (!draining) {
       draining = true
       const now = performance.now()
-      for (const sockets of new Set([connections, httpSockets])) {
-        for (const [socket, readyAt] of sockets) closeIfSilentIn(socket, readyAt + SILENT_GRACE_MS - now)
-      }
+      for (const [socket, readyAt] of connections) closeUnlessInUseIn(socket, readyAt + REQUEST_GRACE_MS - now, tls ? handshaken(socket) : answering(socket))
+      if (tls) for (const [socket, readyAt] of httpSockets) closeUnlessInUseIn(socket, readyAt + REQUEST_GRACE_MS - now, answering(socket))
     }
     let ended = false
     for (const socket of httpSockets.keys()) {

@@ -122,6 +122,29 @@ t.test('HTTPS: SIGTERM closes the connections that sent nothing, before, after o
   t.notOk(server.logs.some(line => String(line.msg).includes('deadline')))
 })
 
+t.test('HTTPS: SIGTERM closes, a moment in, a connection stalled in its TLS handshake or in its request, and the process exits 0', async t => {
+  const dir = t.testdir()
+  const pair = selfSigned(dir, 'stalled')
+  const ca = readFileSync(pair.cert, 'utf8')
+  const server = await startServer({ DATABASE_URL: `sqlite:${dir}/app.db`, TLS_CERT_FILE: pair.cert, TLS_KEY_FILE: pair.key, SHUTDOWN_TIMEOUT_MS: '8000' })
+  t.teardown(() => { server.child.kill('SIGKILL') })
+  const url = new URL(server.base)
+  const inHandshake = connectTcp(Number(url.port), url.hostname)
+  const inRequest = connectTls({ host: url.hostname, port: Number(url.port), ca })
+  await Promise.all([once(inHandshake, 'connect'), once(inRequest, 'secureConnect')])
+  // The first bytes of a ClientHello: a handshake record announcing 512 bytes, of which 4 come.
+  inHandshake.write(Buffer.from([0x16, 0x03, 0x01, 0x02, 0x00, 0x01, 0x00, 0x01, 0xfc]))
+  inRequest.write('GET /health HTTP/1.1\r\nHost: test\r\n')
+  const closed = Promise.all([inHandshake, inRequest].map(async socket => await once(socket, 'close')))
+  await new Promise(resolve => setTimeout(resolve, 200))
+  const started = Date.now()
+  server.child.kill('SIGTERM')
+  await closed
+  t.same(await server.exited, { code: 0, signal: null }, 'stopped without waiting for the deadline')
+  t.ok(Date.now() - started < 5000, 'within the moment given, not the 8 s deadline')
+  t.notOk(server.logs.some(line => String(line.msg).includes('deadline')))
+})
+
 t.test('plain HTTP beyond loopback is refused at start with what to do', async t => {
   const result = spawnSync(process.execPath, [SERVER_ENTRY], { env: { PATH: process.env.PATH ?? '', HOST: '0.0.0.0', DATABASE_URL: `sqlite:${t.testdir()}/app.db` }, encoding: 'utf8' })
   t.equal(result.status, 1)

@@ -130,6 +130,30 @@ t.test('SIGTERM closes a connection on which nothing was sent (a browser\'s prec
   t.notOk(server.logs.some(line => String(line.msg).includes('deadline')))
 })
 
+t.test('SIGTERM closes a connection that sent only part of a request, a moment in; one that finishes its request then gets its 503; the process exits 0', async t => {
+  const server = await startServer({ DATABASE_URL: `sqlite:${t.testdir()}/app.db`, SHUTDOWN_TIMEOUT_MS: '8000' })
+  t.teardown(() => { server.child.kill('SIGKILL') })
+  const url = new URL(server.base)
+  const [stalled, finishing] = [connect(Number(url.port), url.hostname), connect(Number(url.port), url.hostname)]
+  await Promise.all([stalled, finishing].map(async socket => await new Promise(resolve => socket.once('connect', resolve))))
+  const answer: Buffer[] = []
+  finishing.on('data', (chunk: Buffer) => answer.push(chunk))
+  const closed = Promise.all([stalled, finishing].map(async socket => await new Promise(resolve => socket.once('close', resolve))))
+  const head = `GET /v1/projects HTTP/1.1\r\nHost: test\r\nAuthorization: ${ADMIN}\r\n`
+  stalled.write(head)
+  finishing.write(head)
+  await new Promise(resolve => setTimeout(resolve, 200))
+  const started = Date.now()
+  server.child.kill('SIGTERM')
+  await new Promise(resolve => setTimeout(resolve, 300))
+  finishing.write('\r\n')
+  await closed
+  t.equal((await server.exited).code, 0, 'stopped without waiting for the deadline')
+  t.ok(Date.now() - started < 5000, 'within the moment given, not the 8 s deadline')
+  t.notOk(server.logs.some(line => String(line.msg).includes('deadline')))
+  t.match(responsesIn(Buffer.concat(answer)), [{ status: 503, headers: { connection: 'close', 'retry-after': /^\d+$/ } }], 'the request finished in time is answered')
+})
+
 /** The responses in what a server sent on one connection: status, headers (lower-case names) and body. */
 function responsesIn (bytes: Buffer): Array<{ status: number, headers: Record<string, string>, body: string }> {
   const responses = []
