@@ -5,8 +5,9 @@ import { Agent, request } from 'node:https'
 import { connect } from 'node:http2'
 import { connect as connectTcp } from 'node:net'
 import { connect as connectTls } from 'node:tls'
-import t from 'tap'
-import { SERVER_ENTRY, startServer } from '../server/spawn.js'
+import t, { type Test } from 'tap'
+import { ADMIN } from '../helper.js'
+import { SERVER_ENTRY, startServer, type RunningServer } from '../server/spawn.js'
 
 function selfSigned (dir: string, name: string): { cert: string, key: string } {
   const cert = `${dir}/${name}.crt`
@@ -17,6 +18,15 @@ function selfSigned (dir: string, name: string): { cert: string, key: string } {
 }
 
 interface Answer { status: number, headers: Record<string, unknown>, fingerprint: string }
+
+/** The built server over HTTPS with a fresh certificate (killed at the test's end), and that certificate to trust. */
+async function startHttps (t: Test, name: string, env: Record<string, string> = {}): Promise<{ server: RunningServer, url: URL, ca: string }> {
+  const dir = t.testdir()
+  const pair = selfSigned(dir, name)
+  const server = await startServer({ DATABASE_URL: `sqlite:${dir}/app.db`, TLS_CERT_FILE: pair.cert, TLS_KEY_FILE: pair.key, SHUTDOWN_TIMEOUT_MS: '8000', ...env })
+  t.teardown(() => { server.child.kill('SIGKILL') })
+  return { server, url: new URL(server.base), ca: readFileSync(pair.cert, 'utf8') }
+}
 
 async function get (url: string, ca: string, agent: Agent): Promise<Answer> {
   return await new Promise((resolve, reject) => {
@@ -73,13 +83,10 @@ t.test('HTTPS in-process with HSTS; SIGHUP swaps the certificate without droppin
   t.equal(after.fingerprint, fresh.fingerprint, 'on the certificate it had')
 })
 
-t.test('HTTP2=1 serves HTTP/2 over TLS; SIGTERM sends an open session a GOAWAY and the process exits 0', async t => {
-  const dir = t.testdir()
-  const pair = selfSigned(dir, 'h2')
+t.test('HTTP2=1 serves HTTP/2 over TLS; SIGTERM sends an open session a GOAWAY, lets its stream in flight finish, and the process exits 0', async t => {
   // Idle sessions would outlive the shutdown deadline unless the server closes them.
-  const server = await startServer({ DATABASE_URL: `sqlite:${dir}/app.db`, TLS_CERT_FILE: pair.cert, TLS_KEY_FILE: pair.key, HTTP2: '1', KEEP_ALIVE_TIMEOUT_MS: '60000', SHUTDOWN_TIMEOUT_MS: '8000' })
-  t.teardown(() => { server.child.kill('SIGKILL') })
-  const session = connect(server.base, { ca: readFileSync(pair.cert, 'utf8') })
+  const { server, ca } = await startHttps(t, 'h2', { HTTP2: '1', KEEP_ALIVE_TIMEOUT_MS: '60000' })
+  const session = connect(server.base, { ca })
   t.teardown(() => session.close())
   const goaway = new Promise<boolean>(resolve => {
     session.once('goaway', () => resolve(true))
@@ -94,19 +101,26 @@ t.test('HTTP2=1 serves HTTP/2 over TLS; SIGTERM sends an open session a GOAWAY a
   t.equal(headers[':status'], 200)
   t.match(headers['strict-transport-security'], /max-age/)
 
+  // A stream in flight at the signal, its body still coming a second and a half later, is let finish.
+  const upload = session.request({ ':method': 'POST', ':path': '/v1/projects', authorization: ADMIN, 'content-type': 'application/json' })
+  const uploaded = new Promise<unknown>((resolve, reject) => {
+    upload.on('response', answer => { resolve(answer[':status']) })
+    upload.on('error', reject)
+    upload.resume()
+  })
+  upload.write('{"name":')
+  await new Promise(resolve => setTimeout(resolve, 200))
   server.child.kill('SIGTERM')
-  t.equal(await goaway, true, 'the idle session is told to go away')
+  t.equal(await goaway, true, 'the session is told to go away')
+  await new Promise(resolve => setTimeout(resolve, 1500))
+  upload.end('"sent while draining"}')
+  t.equal(await uploaded, 201, 'its stream in flight finished')
   t.same(await server.exited, { code: 0, signal: null }, 'stopped when its work was done, not at the deadline')
   t.notOk(server.logs.some(line => String(line.msg).includes('deadline')))
 })
 
 t.test('HTTPS: SIGTERM closes the connections that sent nothing, before, after or during their TLS handshake, and the process exits 0', async t => {
-  const dir = t.testdir()
-  const pair = selfSigned(dir, 'silent')
-  const ca = readFileSync(pair.cert, 'utf8')
-  const server = await startServer({ DATABASE_URL: `sqlite:${dir}/app.db`, TLS_CERT_FILE: pair.cert, TLS_KEY_FILE: pair.key, SHUTDOWN_TIMEOUT_MS: '8000' })
-  t.teardown(() => { server.child.kill('SIGKILL') })
-  const url = new URL(server.base)
+  const { server, url, ca } = await startHttps(t, 'silent')
   const beforeHandshake = connectTcp(Number(url.port), url.hostname)
   const lateHandshake = connectTcp(Number(url.port), url.hostname)
   const afterHandshake = connectTls({ host: url.hostname, port: Number(url.port), ca })
@@ -123,12 +137,7 @@ t.test('HTTPS: SIGTERM closes the connections that sent nothing, before, after o
 })
 
 t.test('HTTPS: SIGTERM closes, a moment in, a connection stalled in its TLS handshake or in its request, and the process exits 0', async t => {
-  const dir = t.testdir()
-  const pair = selfSigned(dir, 'stalled')
-  const ca = readFileSync(pair.cert, 'utf8')
-  const server = await startServer({ DATABASE_URL: `sqlite:${dir}/app.db`, TLS_CERT_FILE: pair.cert, TLS_KEY_FILE: pair.key, SHUTDOWN_TIMEOUT_MS: '8000' })
-  t.teardown(() => { server.child.kill('SIGKILL') })
-  const url = new URL(server.base)
+  const { server, url, ca } = await startHttps(t, 'stalled')
   const inHandshake = connectTcp(Number(url.port), url.hostname)
   const inRequest = connectTls({ host: url.hostname, port: Number(url.port), ca })
   await Promise.all([once(inHandshake, 'connect'), once(inRequest, 'secureConnect')])
