@@ -5,8 +5,9 @@
  * and the request goes to exactly the address that was checked, so a name
  * that changes its answer (DNS rebinding) cannot reach them either.
  */
-import { lookup } from 'node:dns/promises'
+import type { LookupAddress } from 'node:dns'
 import { BlockList, isIP } from 'node:net'
+import { boundedLookup, LookupFailed, type LookupBounds } from './bounded-lookup.js'
 
 const blocked = new BlockList()
 for (const [network, prefix] of [
@@ -45,51 +46,30 @@ export interface ResolvedTarget {
   readonly family: 4 | 6
 }
 
-export interface TargetRules {
+export interface TargetRules extends LookupBounds {
   /** Private, loopback and reserved addresses are allowed (WEBHOOK_ALLOW_PRIVATE). */
   readonly allowPrivate: boolean
-  /**
-   * The longest wait for the name to resolve. A resolver that does not answer
-   * holds getaddrinfo for its own time-outs and retries, tens of seconds, and
-   * it cannot be cancelled: without a bound, one such name held a whole round
-   * of deliveries, a stop, and an admin's registration for that long.
-   */
-  readonly timeoutMs: number
-  /** Ends the wait at once: the dispatcher is stopping. */
-  readonly signal?: AbortSignal
 }
 
-type Addresses = Array<{ address: string, family: number }>
-
-/** The name's addresses, or TargetUnresolved once it has failed, run out of time, or been stopped. */
-async function lookupWithin (host: string, { timeoutMs, signal }: TargetRules): Promise<Addresses> {
-  const stopped = (): TargetUnresolved => new TargetUnresolved(`${host} was not resolved before the service stopped`)
-  if (signal?.aborted === true) throw stopped()
-  return await new Promise<Addresses>((resolve, reject) => {
-    const timer = setTimeout(() => { giveUp(new TargetUnresolved(`${host} did not resolve within ${timeoutMs} ms`)) }, timeoutMs)
-    const onStop = (): void => { giveUp(stopped()) }
-    signal?.addEventListener('abort', onStop, { once: true })
-    function giveUp (reason: TargetUnresolved): void {
-      clearTimeout(timer)
-      signal?.removeEventListener('abort', onStop)
-      reject(reason)
-    }
-    // After a give-up the lookup goes on in libuv's thread pool; its answer is dropped (a settled promise ignores it).
-    lookup(host, { all: true }).then(found => {
-      clearTimeout(timer)
-      signal?.removeEventListener('abort', onStop)
-      resolve(found)
-    }, (error: unknown) => {
-      giveUp(new TargetUnresolved(`${host} does not resolve (${(error as NodeJS.ErrnoException).code ?? 'lookup failed'})`))
-    })
-  })
+/**
+ * The name's addresses, within the rules' deadline (WEBHOOK_TIMEOUT_MS): a
+ * resolver that does not answer held a whole round of deliveries, a stop, and
+ * an admin's registration for its own time-outs, tens of seconds.
+ */
+async function addressesOf (host: string, rules: TargetRules): Promise<LookupAddress[]> {
+  try {
+    return await boundedLookup(host, rules)
+  } catch (error) {
+    if (error instanceof LookupFailed) throw new TargetUnresolved(`${host} ${error.message}`)
+    throw error
+  }
 }
 
 /** The address to send to, or TargetRefused saying why not. */
 export async function resolveTarget (url: URL, rules: TargetRules): Promise<ResolvedTarget> {
   if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new TargetRefused(`${url.protocol} URLs are not supported; use https`)
   const host = url.hostname.replace(/^\[|\]$/g, '')
-  const addresses = isIP(host) === 0 ? await lookupWithin(host, rules) : [{ address: host, family: isIP(host) }]
+  const addresses = isIP(host) === 0 ? await addressesOf(host, rules) : [{ address: host, family: isIP(host) }]
   const { allowPrivate } = rules
   if (!allowPrivate) {
     const refused = addresses.find(({ address }) => isPrivateAddress(address))

@@ -219,45 +219,57 @@ t.test('a name that does not resolve yet is subscribed, and each delivery to it 
 })
 
 /**
- * Names under stalled.test never get an answer, as from a resolver that does not respond
- * (getaddrinfo then waits out its own time-outs and retries, tens of seconds). The lookup
- * the service imported is replaced until `restore` (or the test's end); `stalling` tells
- * when a lookup first stalls.
+ * Names under stalled.test get no answer, as from a resolver that does not respond
+ * (getaddrinfo then waits out its own time-outs and retries, tens of seconds), until
+ * `restore`, or the test's end, when they fail as such a resolver's finally do. The lookup
+ * the service imported is replaced until then; `stalling` tells when a lookup first
+ * stalls, and `started` counts the stalled lookups begun.
  */
-function stallLookups (t: Test): { stalling: Promise<void>, restore: () => void } {
+function stallLookups (t: Test): { stalling: Promise<void>, restore: () => void, readonly started: number } {
   const real = dns.lookup
-  let stalled: () => void = () => {}
-  const stalling = new Promise<void>(resolve => { stalled = resolve })
+  const stalled: Array<(error: Error) => void> = []
+  let stalledFirst: () => void = () => {}
+  const stalling = new Promise<void>(resolve => { stalledFirst = resolve })
   const stallingLookup = async (hostname: string, options: LookupAllOptions): Promise<LookupAddress[]> => {
     if (!hostname.endsWith('.stalled.test')) return await real(hostname, options)
-    stalled()
-    return await new Promise(() => {})
+    stalledFirst()
+    return await new Promise((_resolve, reject) => { stalled.push(reject) })
   }
   dns.lookup = stallingLookup as typeof real
   syncBuiltinESMExports()
   const restore = (): void => {
     dns.lookup = real
     syncBuiltinESMExports()
+    for (const fail of stalled) fail(Object.assign(new Error('queryA ETIMEOUT'), { code: 'ETIMEOUT' }))
   }
   t.teardown(restore)
-  return { stalling, restore }
+  return { stalling, restore, get started () { return stalled.length } }
 }
 
 t.test('a name whose resolver never answers is given up after WEBHOOK_TIMEOUT_MS: subscribed, and its delivery a failed attempt that holds up no other', async t => {
-  stallLookups(t)
+  const lookups = stallLookups(t)
   const app = await buildTestApp(t, { env: { ...ALLOW, WEBHOOK_TIMEOUT_MS: '300' } })
   const hook = await receiver(t)
   const started = Date.now()
-  const stalled = await subscribe(app, 'https://hooks.stalled.test/in', ['projects.created'])
-  t.ok(Date.now() - started < 5000, 'the registration waited for the bound, not for the resolver')
+  const stalled = []
+  for (const name of ['one', 'two', 'three']) stalled.push(await subscribe(app, `https://${name}.stalled.test/in`, ['projects.created']))
+  t.ok(Date.now() - started < 5000, 'each registration waited for the bound, not for the resolver')
   await subscribe(app, hook.url, ['projects.created'])
   await createProject(app, { name: 'first' })
-  const [attempt] = await attemptsOf(app, stalled.id, 1)
-  t.match(attempt, { outcome: 'retrying', responseStatus: null, error: 'refused: hooks.stalled.test did not resolve within 300 ms' })
+  const [attempt] = await attemptsOf(app, stalled[0]!.id, 1)
+  t.match(attempt, { outcome: 'retrying', responseStatus: null, error: 'refused: one.stalled.test did not resolve within 300 ms' })
+  t.match((await attemptsOf(app, stalled[2]!.id, 1))[0], { outcome: 'retrying', error: 'refused: three.stalled.test did not resolve within 300 ms' })
+  t.equal(lookups.started, 2, 'lookups that never return take two of the thread pool\'s four threads, and no more: the third name\'s never started')
   // A round ends when all its deliveries have: the next write's event is sent by a later round.
   await createProject(app, { name: 'second' })
   const received = await hook.count(2)
   t.same(received.map(request => (JSON.parse(request.body) as { data: { name: string } }).data.name), ['first', 'second'], 'the round with the stalled lookup ended, and the next one ran')
+
+  // The resolver gives up at last: the threads come back, and the next lookups run (and fail as the names do).
+  lookups.restore()
+  await createProject(app, { name: 'after' })
+  const later = await attemptsOf(app, stalled[2]!.id, 3)
+  t.match(later[0], { outcome: 'retrying', error: /^refused: three\.stalled\.test does not resolve \(/ })
 })
 
 t.test('stopping does not wait for a name still being looked up: the attempt is recorded, and retried after the restart', async t => {
