@@ -68,20 +68,28 @@ const answering = (socket: HttpSocket) => (): boolean => socket._httpMessage != 
 /** Where a connection comes from: a TLS socket has its TCP connection's. */
 const peerOf = (socket: Socket): string => `${socket.remoteAddress ?? ''}:${socket.remotePort ?? ''}`
 
-/** Replaces `server`'s idle sweep (run by close()): answers are written whole, silent connections closed. */
+/** Replaces `server`'s idle sweep (run by close()): answers are written whole, connections that bring no request closed. */
 export function replaceIdleSweep (server: HttpServer): void {
   let draining = false
   // No TCP connection is accepted once the drain began (close() stops listening as it sweeps).
   const connections = openSockets<HttpSocket>(server, 'connection')
-  // Over TLS (HTTPS, and HTTP/1 on the HTTP/2 server), HTTP runs on the socket 'secureConnection' brings: one that
-  // has read nothing completed its handshake and sent no request. A TCP connection that read nothing sent no handshake.
-  // A handshake may end during the drain: that connection is given the same moment to speak.
+  // Over TLS (HTTPS, and HTTP/1 on the HTTP/2 server), HTTP runs on the socket 'secureConnection' brings, and its TCP
+  // connection is in use once that handshake is done: the TLS socket is then judged on its own. A handshake may end
+  // during the drain: that connection is given the same moment for its request.
   const tls = server instanceof TlsServer
+  const securedPeers = new Set<string>()
   const httpSockets = tls
-    ? openSockets<HttpSocket>(server, 'secureConnection', socket => { if (draining) closeUnlessInUseIn(socket, REQUEST_GRACE_MS, answering(socket)) })
+    ? openSockets<HttpSocket>(server, 'secureConnection', socket => {
+      const peer = peerOf(socket)
+      securedPeers.add(peer)
+      socket.once('close', () => securedPeers.delete(peer))
+      if (draining) closeUnlessInUseIn(socket, REQUEST_GRACE_MS, answering(socket))
+    })
     : connections
-  // Over TLS, a TCP connection is in use once its handshake is done: its TLS socket is then judged on its own.
-  const handshaken = (socket: Socket) => (): boolean => [...httpSockets.keys()].some(secure => peerOf(secure) === peerOf(socket))
+  const handshaken = (socket: Socket): () => boolean => {
+    const peer = peerOf(socket)
+    return () => securedPeers.has(peer)
+  }
   const watched = new WeakSet<ServerResponse>()
   const sweep = server.closeIdleConnections.bind(server)
   server.closeIdleConnections = function closeIdleConnectionsAsDocumented () {
