@@ -10,9 +10,11 @@
  * settings are the plugin's, as app.ts registers it.
  */
 import type { IncomingHttpHeaders } from 'node:http'
+import type { FastifyReply, FastifyRequest } from 'fastify'
 import { brotliCompressSync, constants, deflateSync, gzipSync } from 'node:zlib'
 import Negotiator from 'negotiator'
 import { BoundedMap } from '../bounded-map.js'
+import { addVary } from './vary.js'
 
 /** Bodies smaller than this are sent as they are: coding would save little and cost a round of CPU. */
 export const COMPRESSION_THRESHOLD = 1024
@@ -59,3 +61,25 @@ const CODERS: Record<Coding, (body: Buffer) => Buffer> = {
 }
 
 export const encode = (coding: Coding, body: string): Buffer => CODERS[coding](Buffer.from(body))
+
+/** A body kept to be sent again, with its codings as they are first asked for. */
+export interface KeptBody {
+  readonly body: string
+  readonly bytes: number
+  readonly coded: Map<Coding, Buffer>
+}
+
+export const keptBody = (body: string): KeptBody => ({ body, bytes: Buffer.byteLength(body), coded: new Map() })
+
+/** Sends `kept` in the coding the request prefers, coding it once per coding (the caller has set its type). */
+export async function sendKept (request: FastifyRequest, reply: FastifyReply, kept: KeptBody): Promise<FastifyReply> {
+  if (kept.bytes >= COMPRESSION_THRESHOLD) addVary(reply, ['Accept-Encoding'])
+  const coding = chosenCoding(request.headers, kept.bytes)
+  if (coding === undefined) return await reply.send(kept.body)
+  let coded = kept.coded.get(coding)
+  if (coded === undefined) {
+    coded = encode(coding, kept.body)
+    kept.coded.set(coding, coded)
+  }
+  return await reply.header('content-encoding', coding).send(coded)
+}

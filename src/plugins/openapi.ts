@@ -6,9 +6,10 @@
  */
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { securitySchemes } from '../auth/openapi-security.js'
+import { publishedDocument } from '../http/published-document.js'
 import type { Resource } from '../resources/model.js'
 import { examplePath, requestInputOf, withExampleInstance, withFittingValidationExample } from '../resources/problem-examples.js'
 import { webhookDocumentation } from '../webhooks/openapi.js'
@@ -55,10 +56,22 @@ async function openapi (app: FastifyInstance, options: OpenApiOptions): Promise<
       }
     }
   })
-  app.get('/openapi.json', { schema: { hide: true } }, async function openapiDocument () {
-    return app.swagger()
+  // The document is complete once the app is ready, and never changes after: each form is made once (published-document.ts).
+  const json = publishedDocument('application/json; charset=utf-8', () => JSON.stringify(app.swagger()))
+  const yaml = publishedDocument('application/x-yaml', () => app.swagger({ yaml: true }))
+  app.get('/openapi.json', { schema: { hide: true } }, json)
+  // The UI's own copies (/docs/json, /docs/yaml) are answered the same way, before its handlers serialize them anew.
+  const published = new Map([['/docs/json', json], ['/docs/yaml', yaml]])
+  await app.register(swaggerUi, {
+    routePrefix: '/docs',
+    uiConfig: { url: '/openapi.json', deepLinking: true },
+    uiHooks: {
+      async preHandler (request: FastifyRequest, reply: FastifyReply) {
+        const send = published.get(request.routeOptions.url ?? '')
+        if (send !== undefined) return await send(request, reply)
+      }
+    }
   })
-  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { url: '/openapi.json', deepLinking: true } })
 }
 
 export default fp(openapi, { name: 'resourcery-openapi' })

@@ -11,9 +11,8 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { refuseWithAll } from '../http/attached-validation.js'
 import { bodyTag, failsOnWeakTag, listIfMatchFailed, tagged } from '../http/conditional.js'
-import { chosenCoding, COMPRESSION_THRESHOLD, encode, type Coding } from '../http/content-coding.js'
+import { keptBody, sendKept, type KeptBody } from '../http/content-coding.js'
 import { instanceOf } from '../http/instance.js'
-import { addVary } from '../http/vary.js'
 import type { StoredRecord } from '../store/store.js'
 import type { Condition } from './define.js'
 import type { CursorCodec } from './cursor.js'
@@ -32,17 +31,13 @@ function pick (body: Record<string, unknown>, fields: readonly string[] | undefi
 
 type Serializer = (payload: unknown) => string
 
-/** A page as sent: its body, as the route's response schema serializes it, and the body's digest. */
-interface RenderedPage {
+/** A page as sent: its body, as the route's response schema serializes it (with its codings so far), and the body's digest. */
+interface RenderedPage extends KeptBody {
   readonly serializer: Serializer
   readonly fields: string
   /** How many of the store's rows were sent: a cursor page sends one fewer than it read, a page as many. */
   readonly sent: number
-  readonly body: string
-  readonly bytes: number
   readonly digest: string
-  /** The body in each content coding asked for so far. */
-  readonly coded: Map<Coding, Buffer>
 }
 
 /**
@@ -62,7 +57,7 @@ function render (reply: FastifyReply, target: Resource, read: readonly StoredRec
   // `?limit=21` and `?limit=20&cursor=` read the same 21 rows; only the first sends them all.
   if (kept?.serializer === serializer && kept.fields === fieldList && kept.sent === records.length) return kept
   const body = serializer(records.map(record => pick(represent(target, record), fields)))
-  const page = { serializer, fields: fieldList, sent: records.length, body, bytes: Buffer.byteLength(body), digest: bodyTag(body).opaque, coded: new Map() }
+  const page = { ...keptBody(body), serializer, fields: fieldList, sent: records.length, digest: bodyTag(body).opaque }
   renderedPages.set(read, page)
   return page
 }
@@ -112,15 +107,6 @@ export async function sendList (request: FastifyRequest, reply: FastifyReply, ta
   }
   const page = render(reply, target, read, records, list.fields)
   if (tagged(request, reply, { weak: true, opaque: `${page.digest}.${navigation}` })) return await reply.code(304).send()
-  reply.type('application/json; charset=utf-8')
   // Coded here rather than by @fastify/compress, so that the coded body is kept with the page (content-coding.ts).
-  if (page.bytes >= COMPRESSION_THRESHOLD) addVary(reply, ['Accept-Encoding'])
-  const coding = chosenCoding(request.headers, page.bytes)
-  if (coding === undefined) return await reply.send(page.body)
-  let coded = page.coded.get(coding)
-  if (coded === undefined) {
-    coded = encode(coding, page.body)
-    page.coded.set(coding, coded)
-  }
-  return await reply.header('content-encoding', coding).send(coded)
+  return await sendKept(request, reply.type('application/json; charset=utf-8'), page)
 }

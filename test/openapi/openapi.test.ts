@@ -1,4 +1,5 @@
 import { readFile } from 'node:fs/promises'
+import { brotliDecompressSync, gunzipSync } from 'node:zlib'
 import AjvModule from 'ajv'
 import formatsModule from 'ajv-formats'
 import t from 'tap'
@@ -20,6 +21,46 @@ t.test('PUBLIC_URL is the document\'s server, a base that paths are appended to'
   t.same(body(await (await buildTestApp(t)).inject({ method: 'GET', url: '/openapi.json' })).servers, [{ url: '/' }], 'relative by default')
   const app = await buildTestApp(t, { env: { PUBLIC_URL: 'https://api.example.com/base/' } })
   t.same(body(await app.inject({ method: 'GET', url: '/openapi.json' })).servers, [{ url: 'https://api.example.com/base' }], 'without a trailing slash')
+})
+
+t.test('the document is made once and revalidated: public, no-cache, a weak ETag and 304; coded as asked; the UI\'s /docs/json and /docs/yaml alike', async t => {
+  const app = await buildTestApp(t)
+  const plain = await app.inject({ method: 'GET', url: '/openapi.json', headers: { authorization: undefined } })
+  t.equal(plain.statusCode, 200)
+  t.equal(plain.headers['cache-control'], 'public, no-cache', 'the same for every caller, checked again on each use')
+  t.match(plain.headers.etag, /^W\/"[\w-]+"$/)
+  t.match(plain.headers.vary, /Accept-Encoding/)
+  t.match(plain.headers['content-type'], /^application\/json/)
+  const document = JSON.parse(plain.body) as Json
+  t.equal(document.openapi, '3.1.0')
+
+  const again = await app.inject({ method: 'GET', url: '/openapi.json', headers: { 'if-none-match': plain.headers.etag as string } })
+  t.equal(again.statusCode, 304)
+  t.equal(again.body, '')
+  t.equal(again.headers.etag, plain.headers.etag)
+  t.equal(again.headers['cache-control'], 'public, no-cache')
+  const head = await app.inject({ method: 'HEAD', url: '/openapi.json' })
+  t.equal(head.statusCode, 200)
+  t.equal(head.body, '')
+
+  for (const [coding, decode] of [['gzip', gunzipSync], ['br', brotliDecompressSync]] as const) {
+    for (let round = 0; round < 2; round++) {
+      const coded = await app.inject({ method: 'GET', url: '/openapi.json', headers: { 'accept-encoding': coding } })
+      t.equal(coded.headers['content-encoding'], coding)
+      t.equal(coded.headers.etag, plain.headers.etag, 'one tag for the document in every coding (weak)')
+      t.ok(decode(coded.rawPayload).equals(plain.rawPayload), `${coding}, round ${round + 1}: the same bytes`)
+    }
+  }
+
+  const uiJson = await app.inject({ method: 'GET', url: '/docs/json' })
+  t.ok(uiJson.rawPayload.equals(plain.rawPayload), '/docs/json is the same document')
+  t.equal(uiJson.headers.etag, plain.headers.etag)
+  const uiYaml = await app.inject({ method: 'GET', url: '/docs/yaml', headers: { 'accept-encoding': 'gzip' } })
+  t.equal(uiYaml.headers['content-type'], 'application/x-yaml')
+  t.equal(uiYaml.headers['cache-control'], 'public, no-cache')
+  t.same(parse(gunzipSync(uiYaml.rawPayload).toString('utf8')), document, '/docs/yaml says the same')
+  t.equal((await app.inject({ method: 'GET', url: '/docs/yaml', headers: { 'if-none-match': uiYaml.headers.etag as string } })).statusCode, 304)
+  t.equal((await app.inject({ method: 'GET', url: '/docs' })).statusCode, 200, 'the UI itself is untouched')
 })
 
 t.test('/openapi.json serves an OpenAPI 3.1 document with stable names', async t => {
