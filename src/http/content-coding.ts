@@ -1,8 +1,8 @@
 /**
  * Content coding of a body the service keeps (a remembered list page,
- * list-handler.ts): negotiated from Accept-Encoding and compressed in one
- * synchronous call, so the coded body can be kept with the page and sent
- * again as it is. @fastify/compress, which codes every other response and
+ * list-handler.ts; the OpenAPI document, published-document.ts): negotiated
+ * from Accept-Encoding and compressed in one synchronous call, so the coded
+ * body can be kept with it and sent again as it is. @fastify/compress, which codes every other response and
  * leaves a response that already has a Content-Encoding alone, pipes each
  * body through a chain of streams and the thread pool: on the bench machine
  * about 1.4 ms of CPU for a 5 KB list, against about 50 µs for one call here.
@@ -10,8 +10,8 @@
  * settings are the plugin's, as app.ts registers it.
  */
 import type { IncomingHttpHeaders } from 'node:http'
-import type { FastifyReply, FastifyRequest } from 'fastify'
 import { brotliCompressSync, constants, deflateSync, gzipSync } from 'node:zlib'
+import type { FastifyReply, FastifyRequest } from 'fastify'
 import Negotiator from 'negotiator'
 import { BoundedMap } from '../bounded-map.js'
 import { addVary } from './vary.js'
