@@ -23,7 +23,24 @@ async function withinDeadline (work: Promise<void>, ms: number): Promise<void> {
   }
 }
 
+/**
+ * Pings the database for readiness, one at a time: requests that come while
+ * a ping is under way share its answer. /ready is public and unlimited, so
+ * each request holding a pooled connection (PostgreSQL) of its own let a
+ * flood of probes take the connections the API needs, and, with the database
+ * down, pile up behind the 2 s deadline.
+ */
+function sharedPing (app: FastifyInstance): () => Promise<void> {
+  let pinging: Promise<void> | undefined
+  return async () => {
+    pinging ??= withinDeadline(app.store.ping(), READY_TIMEOUT_MS).finally(() => { pinging = undefined })
+    await pinging
+  }
+}
+
 export async function healthRoutes (app: FastifyInstance): Promise<void> {
+  const ping = sharedPing(app)
+
   app.get('/health', {
     schema: {
       tags: ['operations'],
@@ -46,7 +63,7 @@ export async function healthRoutes (app: FastifyInstance): Promise<void> {
     }
   }, async function ready (request) {
     try {
-      await withinDeadline(app.store.ping(), READY_TIMEOUT_MS)
+      await ping()
     } catch (error) {
       request.log.warn({ err: error }, 'database is not reachable')
       throw storeUnavailable('the database is not reachable')

@@ -38,3 +38,31 @@ t.test('/ready is 503 while the database does not answer, and recovers', async t
   reachable = true
   t.equal((await app.inject({ method: 'GET', url: '/ready' })).statusCode, 200)
 })
+
+t.test('/ready requests that come while a ping is under way share it: a flood of probes holds one database connection, not one each', async t => {
+  const real = await openStore(buildModel(resources), await testStoreOptions(t))
+  let pings = 0
+  let answer: () => void = () => {}
+  const slow: Store = {
+    ...real,
+    migrate: async () => await real.migrate(),
+    close: async () => await real.close(),
+    ping: async () => {
+      pings++
+      await new Promise<void>(resolve => { answer = resolve })
+    }
+  }
+  const app = await buildTestApp(t, { store: slow })
+  await app.ready()
+  const started = pings
+  const probes = Array.from({ length: 20 }, async () => await app.inject({ method: 'GET', url: '/ready' }))
+  await new Promise(resolve => setTimeout(resolve, 50))
+  t.equal(pings - started, 1, 'twenty probes at once: one ping')
+  answer()
+  t.same((await Promise.all(probes)).map(response => response.statusCode), Array(20).fill(200), 'each gets its answer')
+  const next = app.inject({ method: 'GET', url: '/ready' })
+  await new Promise(resolve => setTimeout(resolve, 50))
+  t.equal(pings - started, 2, 'a probe after the answer pings again: readiness is never stale')
+  answer()
+  t.equal((await next).statusCode, 200)
+})
