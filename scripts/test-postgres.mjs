@@ -6,7 +6,7 @@ import pg from 'pg'
 
 const url = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
 const suites = [
-  'test/resources/crud.test.ts', 'test/resources/validation.test.ts', 'test/resources/merge-patch.test.ts', 'test/resources/write-only.test.ts', 'test/resources/number-literals.test.ts', 'test/resources/closed-objects.test.ts', 'test/resources/date-times.test.ts', 'test/resources/model-based.test.ts', 'test/resources/relations.test.ts', 'test/resources/collections.test.ts',
+  'test/resources/crud.test.ts', 'test/resources/validation.test.ts', 'test/resources/merge-patch.test.ts', 'test/resources/write-only.test.ts', 'test/resources/number-literals.test.ts', 'test/resources/closed-objects.test.ts', 'test/resources/date-times.test.ts', 'test/resources/model-based.test.ts', 'test/resources/relations.test.ts', 'test/resources/pagination.test.ts', 'test/resources/query-language.test.ts', 'test/resources/query-refusals.test.ts',
   'test/http/errors.test.ts', 'test/http/caching.test.ts', 'test/http/concurrency.test.ts', 'test/http/idempotency.test.ts', 'test/http/negotiation.test.ts',
   'test/auth/credentials.test.ts', 'test/auth/ownership.test.ts', 'test/auth/ownership-model.test.ts', 'test/ops/health.test.ts', 'test/store/migration.test.ts', 'test/store/sort-plans.test.ts', 'test/store/row-counts.test.ts',
   'test/store/value-counts.test.ts', 'test/store/remembered-pages.test.ts', 'test/store/long-names.test.ts', 'test/store/tally-repair.test.ts', 'test/security/owasp.test.ts', 'test/webhooks/delivery.test.ts', 'test/webhooks/target-checks.test.ts', 'test/webhooks/dispatcher.test.ts', 'test/webhooks/cascades.test.ts', 'test/openapi/problem-docs.test.ts'
