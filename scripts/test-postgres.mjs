@@ -5,12 +5,17 @@ import { spawnSync } from 'node:child_process'
 import pg from 'pg'
 
 const url = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
+// Run compiled, as `npm test` runs every suite (npm test builds first).
 const suites = [
-  'test/resources/crud.test.ts', 'test/resources/validation.test.ts', 'test/resources/merge-patch.test.ts', 'test/resources/write-only.test.ts', 'test/resources/number-literals.test.ts', 'test/resources/closed-objects.test.ts', 'test/resources/date-times.test.ts', 'test/resources/model-based.test.ts', 'test/resources/relations.test.ts', 'test/resources/pagination.test.ts', 'test/resources/query-language.test.ts', 'test/resources/query-refusals.test.ts',
-  'test/http/errors.test.ts', 'test/http/caching.test.ts', 'test/http/concurrency.test.ts', 'test/http/idempotency.test.ts', 'test/http/negotiation.test.ts',
-  'test/auth/credentials.test.ts', 'test/auth/ownership.test.ts', 'test/auth/ownership-model.test.ts', 'test/ops/health.test.ts', 'test/store/migration.test.ts', 'test/store/sort-plans.test.ts', 'test/store/row-counts.test.ts',
-  'test/store/value-counts.test.ts', 'test/store/remembered-pages.test.ts', 'test/store/long-names.test.ts', 'test/store/tally-repair.test.ts', 'test/security/owasp.test.ts', 'test/webhooks/delivery.test.ts', 'test/webhooks/target-checks.test.ts', 'test/webhooks/dispatcher.test.ts', 'test/webhooks/cascades.test.ts', 'test/openapi/problem-docs.test.ts'
-]
+  'resources/crud', 'resources/validation', 'resources/merge-patch', 'resources/write-only', 'resources/number-literals', 'resources/closed-objects', 'resources/date-times', 'resources/model-based', 'resources/relations', 'resources/pagination', 'resources/query-language', 'resources/query-refusals',
+  'http/errors', 'http/caching', 'http/concurrency', 'http/idempotency', 'http/negotiation',
+  'auth/credentials', 'auth/ownership', 'auth/ownership-model',
+  'ops/health',
+  'store/migration', 'store/sort-plans', 'store/row-counts', 'store/value-counts', 'store/remembered-pages', 'store/long-names', 'store/tally-repair',
+  'security/owasp',
+  'webhooks/delivery', 'webhooks/target-checks', 'webhooks/dispatcher', 'webhooks/cascades',
+  'openapi/problem-docs'
+].map(name => `dist/test/${name}.test.js`)
 
 const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 3000 })
 try {

@@ -1,10 +1,10 @@
 import { existsSync } from 'node:fs'
-import { fileURLToPath } from 'node:url'
 import t from 'tap'
 import { assertProblem, body, buildTestApp, testDatabaseFile, TEST_JWT_SECRET } from './helper.js'
+import { fromRoot } from './support/paths.js'
 import { runNode } from './support/run-node.js'
 
-const CLI = fileURLToPath(new URL('../dist/src/cli.js', import.meta.url))
+const CLI = fromRoot('dist/src/cli.js')
 
 async function cli (args: string[], env: Record<string, string>): Promise<{ status: number | null, stdout: string, stderr: string, last: string }> {
   const result = await runNode([CLI, ...args], { PATH: process.env.PATH ?? '', JWT_SECRET: TEST_JWT_SECRET, ...env })

@@ -1,5 +1,6 @@
 import t from 'tap'
 import { ConfigError, loadConfig, misspelledSettings } from '../src/config.js'
+import { fromRoot } from './support/paths.js'
 
 t.test('defaults', async t => {
   const config = loadConfig({})
@@ -107,7 +108,7 @@ t.test('webhook history is kept at least as long as a delivery is retried', asyn
 t.test('the README documents every configuration variable', async t => {
   const { readFile } = await import('node:fs/promises')
   const { Settings } = await import('../src/config.js')
-  const readme = await readFile(new URL('../README.md', import.meta.url), 'utf8')
+  const readme = await readFile(fromRoot('README.md'), 'utf8')
   for (const name of Object.keys(Settings.properties)) t.match(readme, `| \`${name}\` |`, `README lists ${name}`)
 })
 

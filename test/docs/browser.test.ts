@@ -1,13 +1,15 @@
 import { existsSync, mkdirSync } from 'node:fs'
+import { join } from 'node:path'
 import { chromium } from 'playwright-core'
 import t from 'tap'
 import { body, buildTestApp, listen, post } from '../helper.js'
+import { fromRoot } from '../support/paths.js'
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
 const skip = existsSync(CHROMIUM) ? false : `no Chromium at ${CHROMIUM} (apt-get install -y chromium; .ci/run installs it)`
 // The flags this machine needs: no sandbox as root, no network beyond loopback.
 const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync']
-const ARTIFACTS = new URL('../../test-artifacts/', import.meta.url)
+const ARTIFACTS = fromRoot('test-artifacts')
 
 t.test('/docs in a real browser: loads offline, lists every operation, authorizes with an API key, runs a call', { skip }, async t => {
   const app = await buildTestApp(t)
@@ -42,6 +44,6 @@ t.test('/docs in a real browser: loads offline, lists every operation, authorize
   t.equal((await status.innerText()).trim(), '200', 'the try-it call succeeds')
 
   mkdirSync(ARTIFACTS, { recursive: true })
-  await page.screenshot({ path: new URL('docs.png', ARTIFACTS).pathname, fullPage: false })
+  await page.screenshot({ path: join(ARTIFACTS, 'docs.png'), fullPage: false })
   t.same(outside, [], 'nothing is fetched from outside the service (no CDN)')
 })

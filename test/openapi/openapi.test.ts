@@ -7,11 +7,12 @@ import { parse } from 'yaml'
 import { resources } from '../../schemas/index.js'
 import { openapiDocument } from '../../src/openapi-document.js'
 import { ADMIN, assertProblem, body, buildTestApp, createProject, type Json } from '../helper.js'
+import { fromRoot } from '../support/paths.js'
 
 t.test('openapi/openapi.json and openapi.yaml are what the definitions generate (run npm run openapi)', async t => {
   const generated = await openapiDocument(resources)
   for (const [name, text] of [['openapi.json', generated.json], ['openapi.yaml', generated.yaml]] as const) {
-    const committed = await readFile(new URL(`../../openapi/${name}`, import.meta.url), 'utf8').catch(() => '')
+    const committed = await readFile(fromRoot(`openapi/${name}`), 'utf8').catch(() => '')
     t.ok(committed === text, `openapi/${name} is fresh`)
   }
   t.same(parse(generated.yaml), JSON.parse(generated.json), 'the YAML says the same as the JSON')

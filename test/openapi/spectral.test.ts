@@ -1,15 +1,14 @@
 import { execFile } from 'node:child_process'
-import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import t from 'tap'
+import { PROJECT_ROOT } from '../support/paths.js'
 
 const execFileAsync = promisify(execFile)
-const root = fileURLToPath(new URL('../..', import.meta.url))
 
 t.test('Spectral (spectral:oas, .spectral.yaml) finds no error and no warning in the committed document', async t => {
   for (const file of ['openapi/openapi.json', 'openapi/openapi.yaml']) {
     // --fail-severity=warn: exit 1 on any warning as well as any error.
-    const result = await execFileAsync('npx', ['spectral', 'lint', file, '--fail-severity=warn', '--ruleset', '.spectral.yaml'], { cwd: root }).then(
+    const result = await execFileAsync('npx', ['spectral', 'lint', file, '--fail-severity=warn', '--ruleset', '.spectral.yaml'], { cwd: PROJECT_ROOT }).then(
       ({ stdout }) => ({ code: 0, stdout }),
       (error: { code: number, stdout: string }) => ({ code: error.code, stdout: error.stdout })
     )

@@ -1,13 +1,12 @@
 import { execFile, spawnSync } from 'node:child_process'
 import { promisify } from 'node:util'
-import { fileURLToPath } from 'node:url'
 import t from 'tap'
 import { ADMIN, buildTestApp, listen } from '../helper.js'
+import { PROJECT_ROOT } from '../support/paths.js'
 
 const execFileAsync = promisify(execFile)
-const root = fileURLToPath(new URL('../..', import.meta.url))
 const run = (command: string, args: string[], env: Record<string, string> = {}) =>
-  spawnSync(command, args, { cwd: root, encoding: 'utf8', env: { ...process.env, ...env } })
+  spawnSync(command, args, { cwd: PROJECT_ROOT, encoding: 'utf8', env: { ...process.env, ...env } })
 
 t.test('a client typed from openapi/openapi.json compiles and works against a live server', async t => {
   const generated = run('npx', ['openapi-typescript', 'openapi/openapi.json', '--default-non-nullable=false', '-o', 'test/openapi/client/schema.d.ts'])
@@ -19,6 +18,6 @@ t.test('a client typed from openapi/openapi.json compiles and works against a li
   const app = await buildTestApp(t)
   const base = await listen(app)
   // Asynchronously: the server runs in this process and must keep answering while the client runs.
-  const client = await execFileAsync(process.execPath, ['dist/typed-client/typed-client.js'], { cwd: root, env: { ...process.env, BASE_URL: base, AUTHORIZATION: ADMIN } })
+  const client = await execFileAsync(process.execPath, ['dist/typed-client/typed-client.js'], { cwd: PROJECT_ROOT, env: { ...process.env, BASE_URL: base, AUTHORIZATION: ADMIN } })
   t.same(JSON.parse(client.stdout), ['created', 'listed', 'got (active: true)', 'patched', 'problem (no project with id 987654)', 'deleted'])
 })

@@ -1,8 +1,8 @@
 // The built server's log: one whole line a request under load, written out at a stop, and no hang when its reader is gone.
 import { spawn } from 'node:child_process'
-import { fileURLToPath } from 'node:url'
 import t from 'tap'
 import { ADMIN } from '../helper.js'
+import { nodeArgsFor } from '../support/paths.js'
 import { startServer } from './spawn.js'
 
 t.test('every request gets one whole log line under load, multi-byte text included, and SIGTERM writes what is still held', async t => {
@@ -37,9 +37,8 @@ async function exitWithBrokenStdout (args: string[], waitMs: number): Promise<{ 
 t.test('a process whose log reader went away (a broken stdout pipe) still exits, its log ended first', async t => {
   // pino flushes held lines synchronously at exit, and sonic-boom 4.2 retries a write that failed
   // with EPIPE there forever. Deterministic: the second line is always held when the process exits.
-  const script = fileURLToPath(new URL('../support/exit-after-log.ts', import.meta.url))
   // (Run with the argument 'at-once', the same script exits without endLog, and hangs there with sonic-boom 4.2.)
-  t.same(await exitWithBrokenStdout(['--import=tsx', script], 10000), { code: 0 }, 'endLog, then exit: the process ends')
+  t.same(await exitWithBrokenStdout(nodeArgsFor(import.meta.url, '../support/exit-after-log'), 10000), { code: 0 }, 'endLog, then exit: the process ends')
 
   // The server ends its log before exiting on SIGTERM. Whether a line is still held at that moment
   // depends on timing, so this part catches a regression only some of the time.

@@ -4,10 +4,10 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import { existsSync } from 'node:fs'
-import { fileURLToPath } from 'node:url'
 import { TEST_JWT_SECRET } from '../helper.js'
+import { fromRoot } from '../support/paths.js'
 
-export const SERVER_ENTRY = fileURLToPath(new URL('../../dist/src/server.js', import.meta.url))
+export const SERVER_ENTRY = fromRoot('dist/src/server.js')
 
 export interface RunningServer {
   readonly child: ChildProcess

@@ -1,8 +1,10 @@
 // Starting the built server: it boots on a fresh file, keeps what it acknowledged across a SIGKILL, and refuses a start it cannot make with one line saying what to fix.
 import { spawnSync } from 'node:child_process'
 import { existsSync } from 'node:fs'
+import { pathToFileURL } from 'node:url'
 import t from 'tap'
 import { ADMIN } from '../helper.js'
+import { fromRoot } from '../support/paths.js'
 import { runNode } from '../support/run-node.js'
 import { SERVER_ENTRY, startServer } from './spawn.js'
 
@@ -86,8 +88,8 @@ t.test('a database, certificate or port that cannot be used stops the start with
 
 t.test('a definition refused when the app is built stops the start with its one line', async t => {
   // The checks made with the validator (validator-checks.ts) run inside buildApp, so a stack would show only the engine's frames.
-  const failure = new URL('../../dist/src/startup-failure.js', import.meta.url).href
-  const define = new URL('../../dist/src/resources/define.js', import.meta.url).href
+  const failure = pathToFileURL(fromRoot('dist/src/startup-failure.js')).href
+  const define = pathToFileURL(fromRoot('dist/src/resources/define.js')).href
   const script = `import { reportStartupFailure } from '${failure}'; import { DefinitionError } from '${define}'; reportStartupFailure(new DefinitionError('resource "things": field "code" uses the keyword "minlength"'))`
   const result = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', timeout: 30_000 })
   t.equal(result.status, 1)
