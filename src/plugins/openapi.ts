@@ -13,6 +13,7 @@ import { publishedDocument } from '../http/published-document.js'
 import type { Resource } from '../resources/model.js'
 import { examplePath, requestInputOf, withExampleInstance, withFittingValidationExample } from '../resources/problem-examples.js'
 import { webhookDocumentation } from '../webhooks/openapi.js'
+import { keptDocsAssets } from './docs-assets.js'
 
 export interface OpenApiOptions {
   readonly resources: readonly Resource[]
@@ -62,6 +63,7 @@ async function openapi (app: FastifyInstance, options: OpenApiOptions): Promise<
   app.get('/openapi.json', { schema: { hide: true } }, json)
   // The UI's own copies (/docs/json, /docs/yaml) are answered the same way, before its handlers serialize them anew.
   const published = new Map([['/docs/json', json], ['/docs/yaml', yaml]])
+  keptDocsAssets(app, '/docs')
   await app.register(swaggerUi, {
     routePrefix: '/docs',
     uiConfig: { url: '/openapi.json', deepLinking: true },

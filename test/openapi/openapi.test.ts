@@ -1,4 +1,7 @@
+import { readFileSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
+import { createRequire } from 'node:module'
+import { dirname, join } from 'node:path'
 import { brotliDecompressSync, gunzipSync } from 'node:zlib'
 import AjvModule from 'ajv'
 import formatsModule from 'ajv-formats'
@@ -62,6 +65,39 @@ t.test('the document is made once and revalidated: public, no-cache, a weak ETag
   t.same(parse(gunzipSync(uiYaml.rawPayload).toString('utf8')), document, '/docs/yaml says the same')
   t.equal((await app.inject({ method: 'GET', url: '/docs/yaml', headers: { 'if-none-match': uiYaml.headers.etag as string } })).statusCode, 304)
   t.equal((await app.inject({ method: 'GET', url: '/docs' })).statusCode, 200, 'the UI itself is untouched')
+})
+
+/** The folder of swagger-ui's assets, as the UI serves it at /docs/static/. */
+const UI_STATIC = join(dirname(createRequire(import.meta.url).resolve('@fastify/swagger-ui')), 'static')
+
+t.test('the UI\'s scripts and style sheets are kept like the document: whole, coded once, tagged and revalidated; its icons are files', async t => {
+  const app = await buildTestApp(t)
+  for (const [file, type] of [['swagger-ui-bundle.js', 'application/javascript; charset=utf-8'], ['swagger-ui.css', 'text/css; charset=utf-8']] as const) {
+    const url = `/docs/static/${file}`
+    const original = readFileSync(join(UI_STATIC, file))
+    const plain = await app.inject({ method: 'GET', url, headers: { authorization: undefined } })
+    t.equal(plain.statusCode, 200, file)
+    t.equal(plain.headers['content-type'], type)
+    t.equal(plain.headers['cache-control'], 'public, no-cache')
+    t.match(plain.headers['content-security-policy'], /script-src 'self'/, 'the UI\'s policy, as before')
+    t.ok(plain.rawPayload.equals(original), 'the file as it is')
+    for (const [coding, decode] of [['br', brotliDecompressSync], ['gzip', gunzipSync]] as const) {
+      const coded = await app.inject({ method: 'GET', url, headers: { 'accept-encoding': coding } })
+      t.equal(coded.headers['content-encoding'], coding)
+      // @fastify/compress streamed each request's file through the coder, chunked; a kept coding is sent whole.
+      t.equal(coded.headers['content-length'], String(coded.rawPayload.length), `${coding}: sent whole, with its length`)
+      t.match(coded.headers.vary, /Accept-Encoding/)
+      t.ok(decode(coded.rawPayload).equals(original), `${coding}: the same file`)
+    }
+    const revalidated = await app.inject({ method: 'GET', url, headers: { 'if-none-match': plain.headers.etag as string } })
+    t.equal(revalidated.statusCode, 304)
+    t.equal(revalidated.body, '')
+    t.equal((await app.inject({ method: 'HEAD', url })).statusCode, 200)
+  }
+  const icon = await app.inject({ method: 'GET', url: '/docs/static/favicon-32x32.png' })
+  t.equal(icon.statusCode, 200)
+  t.equal(icon.headers['content-type'], 'image/png')
+  t.ok(icon.rawPayload.equals(readFileSync(join(UI_STATIC, 'favicon-32x32.png'))), 'binary files are still served by swagger-ui, byte for byte')
 })
 
 t.test('/openapi.json serves an OpenAPI 3.1 document with stable names', async t => {
