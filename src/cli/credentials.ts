@@ -12,7 +12,6 @@ import { serviceTokenSigner } from '../auth/service-token.js'
 import type { Config } from '../config.js'
 import { LONGEST_DURATION_SECONDS, parseDuration } from '../duration.js'
 import type { Model } from '../resources/model.js'
-import { openStore } from '../store/open.js'
 import type { Store } from '../store/store.js'
 
 export class UsageError extends Error {
@@ -26,6 +25,8 @@ type CredentialWork = (credentials: Credentials) => Promise<void>
 
 /** Runs `work` on the credentials of the configured database, its tables brought up to date first. */
 async function onCredentials (config: Config, model: Model, work: CredentialWork): Promise<void> {
+  // Loaded by the commands that reach the database only: a usage error, and `token`, answer without Kysely and the drivers.
+  const { openStore } = await import('../store/open.js')
   const store = await openStore(model, config)
   try {
     await store.migrate()
