@@ -2,6 +2,7 @@
 // resource features, each test file on a fresh schema of its own. Skipped,
 // saying why, where no PostgreSQL server answers; CI always has one.
 import { spawnSync } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
 import pg from 'pg'
 
 const url = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
@@ -26,5 +27,5 @@ try {
   process.exit(0)
 }
 console.log(`# the behaviour suites on PostgreSQL (${url})`)
-const result = spawnSync('npx', ['tap', ...suites], { stdio: 'inherit', env: { ...process.env, TEST_DATABASE: 'postgres' } })
+const result = spawnSync(process.execPath, [fileURLToPath(new URL('run-tests.mjs', import.meta.url)), ...suites], { stdio: 'inherit', env: { ...process.env, TEST_DATABASE: 'postgres' } })
 process.exit(result.status ?? 1)
