@@ -107,6 +107,8 @@ console.log(`1..${results.length}`)
 const failed = results.filter(result => !result.ok)
 const sum = key => results.reduce((total, result) => total + (result.counts[key] ?? 0), 0)
 if (failed.length > 0) console.log(`# failed: ${failed.map(result => result.file).join(', ')}`)
-console.log(`# { total: ${sum('total')}, pass: ${sum('pass')}, fail: ${sum('fail') + failed.filter(result => (result.counts.fail ?? 0) === 0).length}, skip: ${sum('skip')} }`)
+// A file that failed with no failed test point (it crashed, hung, or exited non-zero) counts as one failure.
+const failures = sum('fail') + failed.filter(result => (result.counts.fail ?? 0) === 0).length
+console.log(`# { total: ${sum('total')}, pass: ${sum('pass')}, fail: ${failures}, skip: ${sum('skip')} }`)
 console.log(`# time=${Date.now() - started}ms`)
 process.exitCode = failed.length > 0 ? 1 : 0
