@@ -26,11 +26,10 @@ const timeoutSeconds = Number(settings.timeout ?? 30)
 const nodeArgs = settings['node-arg'] ?? []
 
 function testFiles (folder) {
-  return readdirSync(folder, { withFileTypes: true }).flatMap(entry => {
-    const path = join(folder, entry.name)
-    if (entry.isDirectory()) return entry.name === 'node_modules' ? [] : testFiles(path)
-    return entry.name.endsWith('.test.js') ? [relative(root, path)] : []
-  }).sort()
+  return readdirSync(folder, { recursive: true })
+    .filter(name => name.endsWith('.test.js'))
+    .map(name => relative(root, join(folder, name)))
+    .sort()
 }
 
 /** Every skipped test point in a file's TAP, nested subtests included, as `a › b: reason`. */
