@@ -7,6 +7,7 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
 import { LONGEST_DURATION_SECONDS, LONGEST_TIMER_MS, parseDuration } from './duration.js'
+import { corsOriginFault } from './http/cors.js'
 import { trustProxyFault } from './http/transport.js'
 import { withoutPassword } from './url-credentials.js'
 
@@ -152,6 +153,11 @@ function crossChecks (config: Config): string[] {
   if (config.http2 === '1' && !tls) problems.push('HTTP2=1 needs TLS_CERT_FILE and TLS_KEY_FILE')
   const proxyFault = trustProxyFault(config.trustProxy)
   if (proxyFault !== undefined) problems.push(`TRUST_PROXY=${config.trustProxy} is not valid: ${proxyFault}; list proxy addresses or CIDRs (10.0.0.5,10.0.0.0/8), loopback, linklocal or uniquelocal, a hop count, or true`)
+  // An entry that is not written as browsers write Origin would never match, and CORS would fail with no word here.
+  for (const entry of config.corsOrigins === '*' ? [] : config.corsOrigins.split(',')) {
+    const fault = entry === '' ? undefined : corsOriginFault(entry)
+    if (fault !== undefined) problems.push(`CORS_ORIGINS entry ${entry} would never match a browser's Origin: ${fault}`)
+  }
   if (config.headersTimeoutMs > config.requestTimeoutMs) {
     problems.push(`HEADERS_TIMEOUT_MS=${config.headersTimeoutMs} is longer than REQUEST_TIMEOUT_MS=${config.requestTimeoutMs}, which bounds the whole request, headers included: make it at most that`)
   }

@@ -98,6 +98,13 @@ t.test('PUBLIC_URL is an http(s) URL', async t => {
   t.equal(loadConfig({ PUBLIC_URL: 'https://api.example.com/base' }).publicUrl, 'https://api.example.com/base')
 })
 
+t.test('CORS_ORIGINS lists origins as browsers send them: an entry that could never match says how to write it', async t => {
+  for (const value of ['*', 'https://app.example.com', 'https://app.example.com,http://localhost:5173', 'http://[::1]:3000']) t.equal(loadConfig({ CORS_ORIGINS: value }).corsOrigins, value, value)
+  t.throws(() => loadConfig({ CORS_ORIGINS: 'https://app.example.com/' }), /CORS_ORIGINS entry https:\/\/app\.example\.com\/ would never match a browser's Origin: write it as https:\/\/app\.example\.com$/m)
+  t.throws(() => loadConfig({ CORS_ORIGINS: 'https://ok.example.com,https://App.Example.com:443/app' }), /entry https:\/\/App\.Example\.com:443\/app would never match a browser's Origin: write it as https:\/\/app\.example\.com$/m)
+  t.throws(() => loadConfig({ CORS_ORIGINS: 'http://:80' }), /entry http:\/\/:80 would never match a browser's Origin: it is not a URL/)
+})
+
 t.test('webhook history is kept at least as long as a delivery is retried', async t => {
   t.equal(loadConfig({}).webhookRetention, '30d')
   t.equal(loadConfig({ WEBHOOK_RETENTION: '48h' }).webhookRetention, '48h')

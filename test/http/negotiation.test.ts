@@ -103,8 +103,19 @@ t.test('CORS only for CORS_ORIGINS, exposing the headers clients read', async t 
   for (const name of ['Link', 'X-Total-Count', 'ETag', 'Location', 'X-Request-Id', 'Retry-After', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'RateLimit-Policy', 'RateLimit']) {
     t.ok(exposed.split(',').map(value => value.trim()).includes(name), `exposes ${name}`)
   }
+  const accessControl = (headers: Record<string, unknown>): string[] => Object.keys(headers).filter(name => name.startsWith('access-control-'))
   const foreign = await app.inject({ method: 'GET', url: '/v1/projects', headers: { origin: 'https://evil.example.com' } })
-  t.notOk(foreign.headers['access-control-allow-origin'], 'other origins get no CORS grant')
+  t.equal(foreign.statusCode, 200)
+  t.same(accessControl(foreign.headers), [], 'other origins get no CORS header at all')
+  t.match(foreign.headers.vary, /Origin/, 'and caches keep the answers to each origin apart')
+  const foreignPreflight = await app.inject({
+    method: 'OPTIONS',
+    url: '/v1/projects/1',
+    headers: { authorization: undefined, origin: 'https://evil.example.com', 'access-control-request-method': 'PATCH' }
+  })
+  t.same(accessControl(foreignPreflight.headers), [], 'nor a preflight from one')
+  const sameOrigin = await app.inject({ method: 'GET', url: '/v1/projects' })
+  t.same(accessControl(sameOrigin.headers), [], 'nor a request that names no origin')
 
   const closed = await buildTestApp(t)
   const none = await closed.inject({ method: 'GET', url: '/v1/projects', headers: { origin: 'https://app.example.com' } })
