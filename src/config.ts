@@ -154,8 +154,9 @@ function crossChecks (config: Config): string[] {
   const proxyFault = trustProxyFault(config.trustProxy)
   if (proxyFault !== undefined) problems.push(`TRUST_PROXY=${config.trustProxy} is not valid: ${proxyFault}; list proxy addresses or CIDRs (10.0.0.5,10.0.0.0/8), loopback, linklocal or uniquelocal, a hop count, or true`)
   // An entry that is not written as browsers write Origin would never match, and CORS would fail with no word here.
-  for (const entry of config.corsOrigins === '*' ? [] : config.corsOrigins.split(',')) {
-    const fault = entry === '' ? undefined : corsOriginFault(entry)
+  const corsEntries = config.corsOrigins === '' || config.corsOrigins === '*' ? [] : config.corsOrigins.split(',')
+  for (const entry of corsEntries) {
+    const fault = corsOriginFault(entry)
     if (fault !== undefined) problems.push(`CORS_ORIGINS entry ${entry} would never match a browser's Origin: ${fault}`)
   }
   if (config.headersTimeoutMs > config.requestTimeoutMs) {
