@@ -7,7 +7,7 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
 import { LONGEST_DURATION_SECONDS, LONGEST_TIMER_MS, parseDuration } from './duration.js'
-import { corsOriginFault } from './http/cors.js'
+import { corsOriginFault, listedCorsOrigins } from './http/cors.js'
 import { trustProxyFault } from './http/transport.js'
 import { withoutPassword } from './url-credentials.js'
 
@@ -154,8 +154,7 @@ function crossChecks (config: Config): string[] {
   const proxyFault = trustProxyFault(config.trustProxy)
   if (proxyFault !== undefined) problems.push(`TRUST_PROXY=${config.trustProxy} is not valid: ${proxyFault}; list proxy addresses or CIDRs (10.0.0.5,10.0.0.0/8), loopback, linklocal or uniquelocal, a hop count, or true`)
   // An entry that is not written as browsers write Origin would never match, and CORS would fail with no word here.
-  const corsEntries = config.corsOrigins === '' || config.corsOrigins === '*' ? [] : config.corsOrigins.split(',')
-  for (const entry of corsEntries) {
+  for (const entry of listedCorsOrigins(config.corsOrigins)) {
     const fault = corsOriginFault(entry)
     if (fault !== undefined) problems.push(`CORS_ORIGINS entry ${entry} would never match a browser's Origin: ${fault}`)
   }

@@ -25,6 +25,11 @@ export function corsOriginFault (entry: string): string | undefined {
   return origin === entry ? undefined : `write it as ${origin}`
 }
 
+/** The origins CORS_ORIGINS lists one by one: none for the empty setting (no CORS) or for `*` (every origin). */
+export function listedCorsOrigins (setting: string): string[] {
+  return setting === '' || setting === '*' ? [] : setting.split(',')
+}
+
 /** Answers @fastify/cors with the request's origin when it is listed, and with false (no CORS headers at all) otherwise. */
 function listedOrigin (origins: readonly string[]): OriginFunction {
   const listed = new Set(origins)
@@ -33,7 +38,7 @@ function listedOrigin (origins: readonly string[]): OriginFunction {
 
 export function corsOptions (origins: string): FastifyCorsOptions {
   return {
-    origin: origins === '*' ? '*' : listedOrigin(origins.split(',')),
+    origin: origins === '*' ? '*' : listedOrigin(listedCorsOrigins(origins)),
     methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'],
     allowedHeaders: ALLOWED_HEADERS,
     exposedHeaders: EXPOSED_HEADERS,
