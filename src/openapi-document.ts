@@ -3,9 +3,9 @@
  * definitions with default settings, so it does not depend on the machine
  * or environment that generates it.
  */
-import { stringify } from 'yaml'
 import { buildApp } from './app.js'
 import { loadConfig } from './config.js'
+import { documentYaml } from './http/document-yaml.js'
 import type { ResourceDefinition } from './resources/define.js'
 
 export interface OpenApiFiles {
@@ -19,7 +19,7 @@ export async function openapiDocument (definitions: readonly ResourceDefinition[
   try {
     await app.ready()
     const document = app.swagger()
-    return { json: `${JSON.stringify(document, null, 2)}\n`, yaml: stringify(document, { aliasDuplicateObjects: false }) }
+    return { json: `${JSON.stringify(document, null, 2)}\n`, yaml: documentYaml(document) }
   } finally {
     await app.close()
   }

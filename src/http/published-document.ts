@@ -21,13 +21,25 @@ interface Published extends KeptBody {
 
 export type PublishedDocument = (request: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply>
 
-/** Serves what `make` returns, made at the first request, as `type`. */
-export function publishedDocument (type: string, make: () => string): PublishedDocument {
-  let published: Published | undefined
+/**
+ * Serves what `make` returns, made at the first request, as `type`. Requests
+ * that come while it is being made wait for that one making; one that fails
+ * is a 500, and the next request tries again.
+ */
+export function publishedDocument (type: string, make: () => string | Promise<string>): PublishedDocument {
+  let making: Promise<Published> | undefined
+  async function made (): Promise<Published> {
+    const body = await make()
+    return { ...keptBody(body), tag: bodyTag(body) }
+  }
   return async function sendPublished (request, reply) {
-    if (published === undefined) {
-      const body = make()
-      published = { ...keptBody(body), tag: bodyTag(body) }
+    making ??= made()
+    let published: Published
+    try {
+      published = await making
+    } catch (error) {
+      making = undefined
+      throw error
     }
     reply.header('cache-control', CACHE_CONTROL)
     if (tagged(request, reply, published.tag)) return await reply.code(304).send()

@@ -9,6 +9,7 @@ import swaggerUi from '@fastify/swagger-ui'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { securitySchemes } from '../auth/openapi-security.js'
+import { documentYamlOffThread } from '../http/document-yaml.js'
 import { publishedDocument } from '../http/published-document.js'
 import type { Resource } from '../resources/model.js'
 import { examplePath, requestInputOf, withExampleInstance, withFittingValidationExample } from '../resources/problem-examples.js'
@@ -57,9 +58,12 @@ async function openapi (app: FastifyInstance, options: OpenApiOptions): Promise<
       }
     }
   })
-  // The document is complete once the app is ready, and never changes after: each form is made once (published-document.ts).
-  const json = publishedDocument('application/json; charset=utf-8', () => JSON.stringify(app.swagger()))
-  const yaml = publishedDocument('application/x-yaml', () => app.swagger({ yaml: true }))
+  // The document is complete once the app is ready, and never changes after: each form is made once (published-document.ts),
+  // the YAML from the JSON, on a worker thread.
+  let documentJson: string | undefined
+  const jsonText = (): string => (documentJson ??= JSON.stringify(app.swagger()))
+  const json = publishedDocument('application/json; charset=utf-8', jsonText)
+  const yaml = publishedDocument('application/x-yaml', async () => await documentYamlOffThread(jsonText()))
   app.get('/openapi.json', { schema: { hide: true } }, json)
   // The UI's own copies (/docs/json, /docs/yaml) are answered the same way, before its handlers serialize them anew.
   const published = new Map([['/docs/json', json], ['/docs/yaml', yaml]])
