@@ -19,12 +19,16 @@ export function viewTag (view: object): EntityTag {
 
 /**
  * A list's answer: 412 for an If-Match its weak tag cannot satisfy, else the
- * list with its ETag, or 304 when the client holds it. `read` runs first, so
- * the 404 of a list whose owner is gone comes before the 412.
+ * list with its ETag and the `headers` it reads to, or 304 when the client
+ * holds it. `read` runs first, so the 404 of a list whose owner is gone comes
+ * before the 412.
  */
-export async function sendAdminList (request: FastifyRequest, reply: FastifyReply, read: () => Promise<readonly object[]>): Promise<unknown> {
+export async function sendAdminList<L extends readonly object[]> (
+  request: FastifyRequest, reply: FastifyReply, read: () => Promise<L>, headers: (list: L) => Readonly<Record<string, string>> = () => ({})
+): Promise<unknown> {
   const list = await read()
   if (failsOnWeakTag(request.headers['if-match'])) throw listIfMatchFailed()
+  reply.headers(headers(list))
   if (tagged(request, reply, bodyTag(JSON.stringify(list)))) return await reply.code(304).send()
   return list
 }

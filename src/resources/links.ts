@@ -59,7 +59,8 @@ export function withParameter (path: string, search: string, name: string): (val
   return value => `${path}?${[...before, parameter(name, value), ...after].join('&')}`
 }
 
-const link = (target: string, rel: string): string => `<${target}>; rel="${rel}"`
+/** One RFC 8288 link: `<target>; rel="rel"`. */
+export const link = (target: string, rel: string): string => `<${target}>; rel="${rel}"`
 
 /** RFC 8288 Link value for page-based navigation: first, prev, next, last as they apply. */
 export function pageLinks (path: string, search: string, page: number, limit: number, total: number): string {

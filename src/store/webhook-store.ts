@@ -61,7 +61,8 @@ export interface WebhookStore {
   claimDue (now: string, lockedUntil: string, limit: number): Promise<DueDelivery[]>
   /** Records an attempt and what follows from it; `disable` turns the subscription off (410 Gone). */
   recordAttempt (delivery: DueDelivery, result: AttemptResult, disable?: string): Promise<void>
-  attempts (webhookId: number, limit: number): Promise<AttemptRecord[]>
+  /** Up to `limit` of a subscription's attempts, newest first; with `before`, only those older than that attempt (a lower id). */
+  attempts (webhookId: number, limit: number, before?: number): Promise<AttemptRecord[]>
   /** Forgets attempts, finished deliveries and their events older than `before`; how many attempts went. */
   purge (before: string): Promise<number>
   /**

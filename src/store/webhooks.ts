@@ -182,8 +182,10 @@ export function webhookStore (writer: Writer): WebhookStore {
       })
     },
 
-    async attempts (webhookId, limit) {
-      return (await db.selectFrom(ATTEMPTS_TABLE).selectAll().where('webhookId', '=', webhookId).orderBy('id', 'desc').limit(limit).execute()).map(attemptOf)
+    async attempts (webhookId, limit, before) {
+      let query = db.selectFrom(ATTEMPTS_TABLE).selectAll().where('webhookId', '=', webhookId)
+      if (before !== undefined) query = query.where('id', '<', before)
+      return (await query.orderBy('id', 'desc').limit(limit).execute()).map(attemptOf)
     }
   }
 }

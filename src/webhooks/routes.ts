@@ -11,7 +11,8 @@ import { bodyMembers, refuseWithAll } from '../http/attached-validation.js'
 import { Id } from '../resources/derive.js'
 import { stringEnum } from '../resources/model.js'
 import { EXAMPLE_EVENT_ID, EXAMPLE_ID, type ProblemDoc } from '../resources/problem-examples.js'
-import { ADMIN_LIST_HEADERS, ADMIN_LIST_READ, jsonResponse, listProblems, notModified, problemResponses } from '../resources/responses.js'
+import { link } from '../resources/links.js'
+import { ADMIN_LIST_HEADERS, ADMIN_LIST_READ, header, jsonResponse, listProblems, notModified, problemResponses } from '../resources/responses.js'
 import type { AttemptRecord, Subscription } from '../store/webhook-store.js'
 import { patternIssues } from './events.js'
 import { newSigningSecret } from './signing.js'
@@ -86,6 +87,12 @@ export interface WebhookRoutesOptions {
 
 const SUBSCRIPTION = 'webhook subscription'
 
+/** A page of attempts is reached by `before` (keyset: new attempts do not shift the older pages), so it links to the first page and the next, not to a last. */
+const DELIVERIES_HEADERS = {
+  ...ADMIN_LIST_HEADERS,
+  Link: header('string', 'RFC 8288 links: `first`, the newest attempts, and `next`, the older ones after this page, while there are any.')
+}
+
 const noDelivery = (id: number, eventId: string): Error => new ResourceNotFound(`webhook subscription ${id} has no delivery of event ${eventId}`)
 const subscriptionDisabled = (id: number): Error =>
   new DeliveryNotResendable(`webhook subscription ${id} is disabled (its receiver answered 410 Gone); subscribe again to receive events`)
@@ -150,16 +157,27 @@ export async function webhookRoutes (app: FastifyInstance, { collections, allowP
     config: adminConfig,
     schema: adminOperation('webhooks', 'listWebhookDeliveries', 'List delivery attempts of a webhook subscription', {
       params: Type.Object({ id: Id }, { additionalProperties: false }),
-      querystring: Type.Object({ limit: Type.Integer({ minimum: 1, maximum: 1000, default: 100, description: 'How many of the latest attempts.' }) }, { additionalProperties: false }),
+      querystring: Type.Object({
+        limit: Type.Integer({ minimum: 1, maximum: 1000, default: 100, description: 'How many attempts a page holds.' }),
+        before: Type.Optional({ ...Id, description: 'Only attempts older than the one with this `id`: the `next` link sets it to the last attempt of the page.' })
+      }, { additionalProperties: false }),
       headers: ADMIN_LIST_READ,
-      response: { 200: jsonResponse('Attempts, newest first.', Type.Array(Type.Ref('WebhookAttempt')), ADMIN_LIST_HEADERS), ...notModified(ADMIN_LIST_HEADERS), ...listProblems([400, 401, ADMIN_FORBIDDEN, { status: 404, error: noSuchItem(SUBSCRIPTION, EXAMPLE_ID) }, 429]) }
+      response: { 200: jsonResponse('Attempts, newest first.', Type.Array(Type.Ref('WebhookAttempt')), DELIVERIES_HEADERS), ...notModified(DELIVERIES_HEADERS), ...listProblems([400, 401, ADMIN_FORBIDDEN, { status: 404, error: noSuchItem(SUBSCRIPTION, EXAMPLE_ID) }, 429]) }
     })
   }, async function listDeliveries (request, reply) {
     const { id } = request.params as { id: number }
-    const { limit } = request.query as { limit: number }
+    const { limit, before } = request.query as { limit: number, before?: number }
+    const path = `/v1/webhooks/${id}/deliveries?limit=${limit}`
+    let olderRemain = false
     return await sendAdminList(request, reply, async () => {
       if (!(await store.list()).some(subscription => subscription.id === id)) throw noSuchItem(SUBSCRIPTION, id)
-      return (await store.attempts(id, limit)).map(attemptView)
+      // One more than the page, to know whether a next page exists.
+      const attempts = await store.attempts(id, limit + 1, before)
+      olderRemain = attempts.length > limit
+      return attempts.slice(0, limit).map(attemptView)
+    }, page => {
+      const next = olderRemain ? [link(`${path}&before=${page[page.length - 1]!.id}`, 'next')] : []
+      return { link: [link(path, 'first'), ...next].join(', ') }
     })
   })
 

@@ -55,6 +55,41 @@ t.test('a subscription gets every matching write, signed per Standard Webhooks',
   assertProblem(t, purged, 404, 'not-found')
 })
 
+t.test('every attempt stays reachable: pages of the deliveries, newest first, linked by before', async t => {
+  const app = await buildTestApp(t, { env: ALLOW })
+  const hook = await receiver(t)
+  const subscription = await subscribe(app, hook.url, ['projects.created'])
+  for (let i = 0; i < 5; i++) await createProject(app, { name: `paged ${i}` })
+  const all = await attemptsOf(app, subscription.id, 5)
+  t.equal(all.length, 5)
+  const path = `/v1/webhooks/${subscription.id as number}/deliveries`
+  t.equal((await app.inject({ method: 'GET', url: path })).headers.link, `<${path}?limit=100>; rel="first"`, 'one page: no next')
+
+  const seen: number[] = []
+  let url: string | undefined = `${path}?limit=2`
+  const links: string[] = []
+  while (url !== undefined) {
+    const page = await app.inject({ method: 'GET', url })
+    t.equal(page.statusCode, 200, url)
+    seen.push(...(body(page) as unknown as Json[]).map(attempt => attempt.id as number))
+    const link = page.headers.link as string
+    links.push(link)
+    t.match(link, `<${path}?limit=2>; rel="first"`, 'the first page, with the same limit')
+    url = /<([^>]+)>; rel="next"/.exec(link)?.[1]
+  }
+  t.same(seen, all.map(attempt => attempt.id), 'pages of 2, 2 and 1: every attempt once, newest first')
+  t.equal(links.length, 3)
+  t.same(links.map(link => link.includes('rel="next"')), [true, true, false], 'the last page has no next')
+  t.match(links[0], `<${path}?limit=2&before=${all[1]!.id as number}>; rel="next"`, 'next starts after the page\'s last attempt')
+
+  const since = await app.inject({ method: 'GET', url: `${path}?before=${all[0]!.id as number}` })
+  t.same((body(since) as unknown as Json[]).map(attempt => attempt.id), all.slice(1).map(attempt => attempt.id), 'before excludes that attempt itself')
+  for (const bad of ['0', 'abc', '1.5', '9007199254740992']) {
+    const refused = assertProblem(t, await app.inject({ method: 'GET', url: `${path}?before=${bad}` }), 400, 'validation')
+    t.same(pointers(refused), ['/before'], `before=${bad}`)
+  }
+})
+
 t.test('writes made at once each send their event once a subscription exists, and none before', async t => {
   const app = await buildTestApp(t, { env: ALLOW })
   const hook = await receiver(t)
