@@ -19,9 +19,9 @@ export function viewTag (view: object): EntityTag {
 
 /**
  * A list's answer: 412 for an If-Match its weak tag cannot satisfy, else the
- * list with its ETag and the `headers` it reads to, or 304 when the client
- * holds it. `read` runs first, so the 404 of a list whose owner is gone comes
- * before the 412.
+ * list with its ETag and the `headers` made from it (a page's Link), or 304,
+ * with the same headers, when the client holds it. `read` runs first, so the
+ * 404 of a list whose owner is gone comes before the 412.
  */
 export async function sendAdminList<L extends readonly object[]> (
   request: FastifyRequest, reply: FastifyReply, read: () => Promise<L>, headers: (list: L) => Readonly<Record<string, string>> = () => ({})
