@@ -81,6 +81,13 @@ t.test('every attempt stays reachable: pages of the deliveries, newest first, li
   t.equal(links.length, 3)
   t.same(links.map(link => link.includes('rel="next"')), [true, true, false], 'the last page has no next')
   t.match(links[0], `<${path}?limit=2&before=${all[1]!.id as number}>; rel="next"`, 'next starts after the page\'s last attempt')
+  const first = await app.inject({ method: 'GET', url: `${path}?limit=2` })
+  const revalidated = await app.inject({ method: 'GET', url: `${path}?limit=2`, headers: { 'if-none-match': first.headers.etag as string } })
+  t.equal(revalidated.statusCode, 304)
+  t.equal(revalidated.headers.link, links[0], 'a 304 carries the page\'s links too')
+  const refusedIfMatch = await app.inject({ method: 'GET', url: `${path}?limit=2`, headers: { 'if-match': first.headers.etag as string } })
+  assertProblem(t, refusedIfMatch, 412)
+  t.equal(refusedIfMatch.headers.link, undefined, 'a 412 has no page to link from')
 
   const since = await app.inject({ method: 'GET', url: `${path}?before=${all[0]!.id as number}` })
   t.same((body(since) as unknown as Json[]).map(attempt => attempt.id), all.slice(1).map(attempt => attempt.id), 'before excludes that attempt itself')
