@@ -17,20 +17,24 @@ export function viewTag (view: object): EntityTag {
   return { weak: false, opaque: hash('sha256', JSON.stringify(view), 'base64url').slice(0, 22) }
 }
 
+/** What an admin list answers with: its items, and headers that go with them (a page's Link). */
+export interface AdminList {
+  readonly items: readonly object[]
+  readonly headers?: Readonly<Record<string, string>>
+}
+
 /**
  * A list's answer: 412 for an If-Match its weak tag cannot satisfy, else the
- * list with its ETag and the `headers` made from it (a page's Link), or 304,
- * with the same headers, when the client holds it. `read` runs first, so the
- * 404 of a list whose owner is gone comes before the 412.
+ * items with their ETag and headers, or 304, with the same headers, when the
+ * client holds them. `read` runs first, so the 404 of a list whose owner is
+ * gone comes before the 412.
  */
-export async function sendAdminList<L extends readonly object[]> (
-  request: FastifyRequest, reply: FastifyReply, read: () => Promise<L>, headers: (list: L) => Readonly<Record<string, string>> = () => ({})
-): Promise<unknown> {
-  const list = await read()
+export async function sendAdminList (request: FastifyRequest, reply: FastifyReply, read: () => Promise<AdminList>): Promise<unknown> {
+  const { items, headers = {} } = await read()
   if (failsOnWeakTag(request.headers['if-match'])) throw listIfMatchFailed()
-  reply.headers(headers(list))
-  if (tagged(request, reply, bodyTag(JSON.stringify(list)))) return await reply.code(304).send()
-  return list
+  reply.headers(headers)
+  if (tagged(request, reply, bodyTag(JSON.stringify(items)))) return await reply.code(304).send()
+  return items
 }
 
 /** A create's 201: Location, the ETag of the item as a GET shows it (without its secret), and the item with its secret, shown only now. */

@@ -219,7 +219,7 @@ export function credentialRoutes (app: FastifyInstance, options: CredentialRoute
       response: { 200: jsonResponse(`Every ${noun} that is not revoked.`, Type.Array(Type.Ref(singular)), ADMIN_LIST_HEADERS), ...notModified(ADMIN_LIST_HEADERS), ...listProblems([401, ADMIN_FORBIDDEN, 429]) }
     })
   }, async function listCredentials (request, reply) {
-    return await sendAdminList(request, reply, options.list)
+    return await sendAdminList(request, reply, async () => ({ items: await options.list() }))
   })
   app.get(`${path}/:id`, {
     config,

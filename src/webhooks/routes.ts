@@ -168,16 +168,13 @@ export async function webhookRoutes (app: FastifyInstance, { collections, allowP
     const { id } = request.params as { id: number }
     const { limit, before } = request.query as { limit: number, before?: number }
     const path = `/v1/webhooks/${id}/deliveries?limit=${limit}`
-    let olderRemain = false
     return await sendAdminList(request, reply, async () => {
       if (!(await store.list()).some(subscription => subscription.id === id)) throw noSuchItem(SUBSCRIPTION, id)
       // One more than the page, to know whether a next page exists.
       const attempts = await store.attempts(id, limit + 1, before)
-      olderRemain = attempts.length > limit
-      return attempts.slice(0, limit).map(attemptView)
-    }, page => {
-      const next = olderRemain ? [link(`${path}&before=${page[page.length - 1]!.id}`, 'next')] : []
-      return { link: [link(path, 'first'), ...next].join(', ') }
+      const page = attempts.slice(0, limit)
+      const next = attempts.length > limit ? [link(`${path}&before=${page[page.length - 1]!.id}`, 'next')] : []
+      return { items: page.map(attemptView), headers: { link: [link(path, 'first'), ...next].join(', ') } }
     })
   })
 
