@@ -4,7 +4,7 @@
  * carry an ETag, If-None-Match revalidates (304) and If-Match guards a read or
  * a revocation (412). These views have no version column and no Last-Modified,
  * so an item's tag is a digest of its view (the same view, the same tag: a
- * strong validator) and a list's is the weak digest of its body; the
+ * strong validator) and a list's is the weak digest of its body and headers; the
  * date-based conditions do not apply to them and are ignored (RFC 9110 §13.1.3-4).
  */
 import { hash } from 'node:crypto'
@@ -33,7 +33,9 @@ export async function sendAdminList (request: FastifyRequest, reply: FastifyRepl
   const { items, headers = {} } = await read()
   if (failsOnWeakTag(request.headers['if-match'])) throw listIfMatchFailed()
   reply.headers(headers)
-  if (tagged(request, reply, bodyTag(JSON.stringify(items)))) return await reply.code(304).send()
+  // The tag covers what the headers say of the list too (its total, whether a next page exists): a tag of
+  // the body alone would revalidate a first page whose collection had grown, and keep the old total and links.
+  if (tagged(request, reply, bodyTag(JSON.stringify([items, headers])))) return await reply.code(304).send()
   return items
 }
 
