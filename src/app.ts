@@ -151,9 +151,9 @@ export async function buildApp ({ config, definitions, store: givenStore, logStr
   await app.register(openapi, { resources: model.resources, publicUrl: config.publicUrl, version: CURRENT_VERSION })
   for (const schema of schemas) app.addSchema(schema)
   await app.register(healthRoutes)
-  await app.register(adminRoutes, { prefix: `/v${CURRENT_VERSION}`, knownScopes: Object.keys(scopesOf(model.resources)) })
+  await app.register(adminRoutes, { prefix: `/v${CURRENT_VERSION}`, knownScopes: Object.keys(scopesOf(model.resources)), maxLimit: config.maxPageLimit })
   const allowPrivate = config.webhookAllowPrivate === '1'
-  await app.register(webhookRoutes, { prefix: `/v${CURRENT_VERSION}`, collections: model.resources.map(resource => resource.collection), allowPrivate, lookupTimeoutMs: config.webhookTimeoutMs })
+  await app.register(webhookRoutes, { prefix: `/v${CURRENT_VERSION}`, collections: model.resources.map(resource => resource.collection), allowPrivate, lookupTimeoutMs: config.webhookTimeoutMs, maxLimit: config.maxPageLimit })
   const dispatcher = webhookDispatcher({
     store: store.webhooks, model, allowPrivate, timeoutMs: config.webhookTimeoutMs, retryBaseMs: config.webhookRetryBaseMs, pollMs: config.webhookPollMs, retentionMs: parseDuration(config.webhookRetention)! * 1000, log: app.log
   })

@@ -10,8 +10,10 @@ import { bodyMembers, refuseWithAll } from '../http/attached-validation.js'
 import { canonicalDateTime } from '../http/date-time.js'
 import { Id } from '../resources/derive.js'
 import { EXAMPLE_ID, scopeProblem } from '../resources/problem-examples.js'
-import { ADMIN_ITEM_HEADERS, ADMIN_ITEM_READ, ADMIN_LIST_HEADERS, ADMIN_LIST_READ, ADMIN_REMOVE, jsonResponse, listProblems, LOCATION, notModified, problemResponses } from '../resources/responses.js'
+import { ADMIN_ITEM_HEADERS, ADMIN_ITEM_READ, ADMIN_LIST_READ, ADMIN_REMOVE, jsonResponse, listProblems, LOCATION, notModified, problemResponses } from '../resources/responses.js'
 import type { ApiKeyRecord, ClientRecord } from '../store/credentials.js'
+import type { LiveItems } from '../store/live-items.js'
+import { ADMIN_PAGE_HEADERS, adminPage, adminPageQuery } from './admin-pages.js'
 import { changedSince, checkBeforeRemoving, sendAdminCreated, sendAdminItem, sendAdminList } from './admin-conditional.js'
 import { ADMIN_SCOPE } from './authenticate.js'
 import { scopeNote, securityFor } from './openapi-security.js'
@@ -80,6 +82,8 @@ export function clientView (record: ClientRecord): Static<typeof Client> {
 export interface AdminRoutesOptions {
   /** Every scope the service knows, so a typo in a granted scope is refused. */
   readonly knownScopes: readonly string[]
+  /** The most items a page of a list may ask for (MAX_PAGE_LIMIT). */
+  readonly maxLimit: number
 }
 
 /** The 403 of every admin route. */
@@ -114,7 +118,7 @@ export function adminCreateOperation (tag: string, operationId: string, summary:
 export const adminConfig = { scope: ADMIN_SCOPE }
 export const adminWriteConfig = { ...adminConfig, accepts: ['application/json'] }
 
-export async function adminRoutes (app: FastifyInstance, { knownScopes }: AdminRoutesOptions): Promise<void> {
+export async function adminRoutes (app: FastifyInstance, { knownScopes, maxLimit }: AdminRoutesOptions): Promise<void> {
   /** Every scope of a body that this service does not have (read from a body that may have failed its schema). */
   const unknownScopes = (scopes: unknown): ProblemIssue[] => !Array.isArray(scopes)
     ? []
@@ -153,7 +157,9 @@ export async function adminRoutes (app: FastifyInstance, { knownScopes }: AdminR
     singular: 'ApiKey',
     schema: adminOperation,
     config: adminConfig,
-    list: async () => (await app.store.credentials.listApiKeys()).map(apiKeyView),
+    items: app.store.credentials.apiKeys,
+    view: apiKeyView,
+    maxLimit,
     revoke: async id => await app.store.credentials.revokeApiKey(id),
     revoked: 'Revoked: this process refuses the key at once, every other process within API_KEY_CACHE_TTL (5 s by default).'
   })
@@ -178,13 +184,15 @@ export async function adminRoutes (app: FastifyInstance, { knownScopes }: AdminR
     singular: 'Client',
     schema: adminOperation,
     config: adminConfig,
-    list: async () => (await app.store.credentials.listClients()).map(clientView),
+    items: app.store.credentials.clients,
+    view: clientView,
+    maxLimit,
     revoke: async id => await app.store.credentials.revokeClient(id),
     revoked: 'Revoked: the client can get no more tokens.'
   })
 }
 
-export interface CredentialRoutes {
+export interface CredentialRoutes<T> {
   readonly path: string
   readonly tag: string
   readonly noun: string
@@ -192,7 +200,10 @@ export interface CredentialRoutes {
   readonly singular: string
   readonly schema: (tag: string, operationId: string, summary: string, extra: Record<string, unknown>) => Record<string, unknown>
   readonly config: { scope: string }
-  readonly list: () => Promise<Array<{ readonly id: number }>>
+  /** The collection's live items, and how a GET shows one. */
+  readonly items: LiveItems<T>
+  readonly view: (item: T) => object
+  readonly maxLimit: number
   readonly revoke: (id: number) => Promise<boolean>
   readonly revoked: string
 }
@@ -202,24 +213,28 @@ export interface CredentialRoutes {
  * create's Location names) and DELETE {path}/{id} (revoke), alike for keys,
  * clients and webhook subscriptions (whose secrets are also shown only once).
  */
-export function credentialRoutes (app: FastifyInstance, options: CredentialRoutes): void {
-  const { path, tag, noun, plural, singular, schema, config } = options
+export function credentialRoutes<T> (app: FastifyInstance, options: CredentialRoutes<T>): void {
+  const { path, tag, noun, plural, singular, schema, config, items, view } = options
   const aNoun = `${/^[AEIOU]/i.test(noun) ? 'an' : 'a'} ${noun}`
   const itemProblems = problemResponses([400, 401, ADMIN_FORBIDDEN, { status: 404, error: noSuchItem(noun, EXAMPLE_ID) }, { status: 412, error: changedSince(noun) }, 429])
-  // Credentials are few and read rarely: the list (which leaves out revoked ones) is looked through.
   const find = async ({ id }: { id: number }): Promise<object> => {
-    const found = (await options.list()).find(credential => credential.id === id)
+    const found = await items.get(id)
     if (found === undefined) throw noSuchItem(noun, id)
-    return found
+    return view(found)
   }
   app.get(path, {
     config,
     schema: schema(tag, `list${plural}`, `List ${noun}s`, {
+      querystring: adminPageQuery(options.maxLimit),
       headers: ADMIN_LIST_READ,
-      response: { 200: jsonResponse(`Every ${noun} that is not revoked.`, Type.Array(Type.Ref(singular)), ADMIN_LIST_HEADERS), ...notModified(ADMIN_LIST_HEADERS), ...listProblems([401, ADMIN_FORBIDDEN, 429]) }
+      response: {
+        200: jsonResponse(`The ${noun}s that are not revoked, in id order: every one, or a page of them.`, Type.Array(Type.Ref(singular)), ADMIN_PAGE_HEADERS),
+        ...notModified(ADMIN_PAGE_HEADERS),
+        ...listProblems([400, 401, ADMIN_FORBIDDEN, 429])
+      }
     })
   }, async function listCredentials (request, reply) {
-    return await sendAdminList(request, reply, async () => ({ items: await options.list() }))
+    return await sendAdminList(request, reply, async () => await adminPage(request, items, view))
   })
   app.get(`${path}/:id`, {
     config,

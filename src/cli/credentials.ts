@@ -94,7 +94,7 @@ function keysWork (args: string[], model: Model): CredentialWork {
   }
   if (action === 'list') {
     return async credentials => {
-      for (const key of await credentials.listApiKeys()) {
+      for (const key of await credentials.apiKeys.list()) {
         out(`${key.id}\t${key.prefix}…\t${key.name}\t${key.scopes.join(' ')}\texpires ${key.expiresAt ?? 'never'}\tlast used ${key.lastUsedAt ?? 'never'}`)
       }
     }
@@ -130,7 +130,7 @@ function clientsWork (args: string[], model: Model): CredentialWork {
   }
   if (action === 'list') {
     return async credentials => {
-      for (const client of await credentials.listClients()) out(`${client.id}\t${client.clientId}\t${client.name}\t${client.scopes.join(' ')}`)
+      for (const client of await credentials.clients.list()) out(`${client.id}\t${client.clientId}\t${client.name}\t${client.scopes.join(' ')}`)
     }
   }
   if (revoked !== undefined) {

@@ -3,3 +3,9 @@ export function instanceOf (url: string): string {
   const query = url.indexOf('?')
   return query === -1 ? url : url.slice(0, query)
 }
+
+/** The query string of a request target, without its `?`; empty when it has none. */
+export function searchOf (url: string): string {
+  const query = url.indexOf('?')
+  return query === -1 ? '' : url.slice(query + 1)
+}

@@ -12,7 +12,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import { refuseWithAll } from '../http/attached-validation.js'
 import { bodyTag, failsOnWeakTag, listIfMatchFailed, tagged } from '../http/conditional.js'
 import { keptBody, sendKept, type KeptBody } from '../http/content-coding.js'
-import { instanceOf } from '../http/instance.js'
+import { instanceOf, searchOf } from '../http/instance.js'
 import type { StoredRecord } from '../store/store.js'
 import type { Condition } from './define.js'
 import type { CursorCodec } from './cursor.js'
@@ -60,11 +60,6 @@ function render (reply: FastifyReply, target: Resource, read: readonly StoredRec
   const page = { ...keptBody(body), serializer, fields: fieldList, sent: records.length, digest: bodyTag(body).opaque }
   renderedPages.set(read, page)
   return page
-}
-
-function searchOf (url: string): string {
-  const query = url.indexOf('?')
-  return query === -1 ? '' : url.slice(query + 1)
 }
 
 /**

@@ -5,6 +5,7 @@
  */
 import type { Kysely, Transaction } from 'kysely'
 import { isoTimestamp, type Database, type Dialect } from './dialect.js'
+import { liveItems, type LiveItems } from './live-items.js'
 
 export const API_KEYS_TABLE = 'resourcery_api_keys'
 export const CLIENTS_TABLE = 'resourcery_clients'
@@ -34,12 +35,14 @@ export interface ClientRecord {
 
 export interface CredentialStore {
   createApiKey (key: { name: string, prefix: string, hash: string, scopes: readonly string[], expiresAt?: string }): Promise<ApiKeyRecord>
-  listApiKeys (): Promise<ApiKeyRecord[]>
+  /** The API keys not revoked. */
+  readonly apiKeys: LiveItems<ApiKeyRecord>
   findApiKey (hash: string): Promise<ApiKeyRecord | undefined>
   revokeApiKey (id: number): Promise<boolean>
   touchApiKey (id: number, at: string): Promise<void>
   createClient (client: { clientId: string, name: string, scopes: readonly string[], secretHash: string }): Promise<ClientRecord>
-  listClients (): Promise<ClientRecord[]>
+  /** The OAuth clients not revoked. */
+  readonly clients: LiveItems<ClientRecord>
   findClient (clientId: string): Promise<ClientRecord | undefined>
   revokeClient (id: number): Promise<boolean>
 }
@@ -124,8 +127,6 @@ export async function repairFarExpiries (trx: Transaction<Database>, dialect: Di
 
 export function credentialStore (db: Kysely<Database>): CredentialStore {
   const now = (): string => new Date().toISOString()
-  const listActive = async <T>(table: string, view: (row: Row) => T): Promise<T[]> =>
-    (await db.selectFrom(table).selectAll().where('revokedAt', 'is', null).orderBy('id').execute()).map(view)
   const revoke = async (table: string, id: number): Promise<boolean> => {
     const result = await db.updateTable(table).set({ revokedAt: now() }).where('id', '=', id).where('revokedAt', 'is', null).executeTakeFirst()
     return result.numUpdatedRows > 0n
@@ -137,7 +138,7 @@ export function credentialStore (db: Kysely<Database>): CredentialStore {
         .returningAll().executeTakeFirstOrThrow()
       return apiKey(row)
     },
-    listApiKeys: async () => await listActive(API_KEYS_TABLE, apiKey),
+    apiKeys: liveItems(db, API_KEYS_TABLE, apiKey, true),
     async findApiKey (hash) {
       const row = await db.selectFrom(API_KEYS_TABLE).selectAll().where('hash', '=', hash).executeTakeFirst()
       return row === undefined ? undefined : apiKey(row)
@@ -152,7 +153,7 @@ export function credentialStore (db: Kysely<Database>): CredentialStore {
         .returningAll().executeTakeFirstOrThrow()
       return client(row)
     },
-    listClients: async () => await listActive(CLIENTS_TABLE, client),
+    clients: liveItems(db, CLIENTS_TABLE, client, true),
     async findClient (clientId) {
       const row = await db.selectFrom(CLIENTS_TABLE).selectAll().where('clientId', '=', clientId).executeTakeFirst()
       return row === undefined ? undefined : client(row)

@@ -3,6 +3,8 @@
  * routes see it: subscriptions, the outbox events they receive, deliveries
  * due, and the record of every attempt. The SQL is in webhooks.ts.
  */
+import type { LiveItems } from './live-items.js'
+
 export interface Subscription {
   readonly id: number
   readonly url: string
@@ -52,7 +54,8 @@ export type AttemptResult = Omit<AttemptRecord, 'id' | 'webhookId' | 'deliveryId
 
 export interface WebhookStore {
   create (subscription: Omit<Subscription, 'id' | 'createdAt' | 'disabledAt' | 'disabledReason'>): Promise<Subscription>
-  list (): Promise<Subscription[]>
+  /** Every subscription (a removed one is deleted, not kept). */
+  readonly subscriptions: LiveItems<Subscription>
   /** Deletes the subscription and its pending deliveries; false when there was none. */
   remove (id: number): Promise<boolean>
   /** Turns up to `limit` outbox events into deliveries for the subscriptions they match; how many it took. */

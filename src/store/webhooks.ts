@@ -5,6 +5,7 @@
  */
 import type { ExpressionBuilder } from 'kysely'
 import type { Database } from './dialect.js'
+import { liveItems } from './live-items.js'
 import { ATTEMPTS_TABLE, DELIVERIES_TABLE, EVENTS_TABLE, WEBHOOKS_TABLE } from './webhook-tables.js'
 import type { Writer } from './group-commit.js'
 import type { AttemptRecord, DueDelivery, Subscription, WebhookStore } from './webhook-store.js'
@@ -58,9 +59,7 @@ export function webhookStore (writer: Writer): WebhookStore {
       return subscriptionOf(row)
     },
 
-    async list () {
-      return (await db.selectFrom(WEBHOOKS_TABLE).selectAll().orderBy('id').execute()).map(subscriptionOf)
-    },
+    subscriptions: liveItems(db, WEBHOOKS_TABLE, subscriptionOf, false),
 
     async remove (id) {
       return await writer.run(async w => {

@@ -83,6 +83,8 @@ export interface WebhookRoutesOptions {
   readonly allowPrivate: boolean
   /** The longest wait for a target's name to resolve (WEBHOOK_TIMEOUT_MS), after which it is subscribed as not resolving yet. */
   readonly lookupTimeoutMs: number
+  /** The most items a page of a list may ask for (MAX_PAGE_LIMIT). */
+  readonly maxLimit: number
 }
 
 const SUBSCRIPTION = 'webhook subscription'
@@ -106,7 +108,7 @@ const RESEND_CONFLICT: ProblemDoc = {
   description: 'The delivery is still pending (it is already scheduled), or the subscription is disabled.'
 }
 
-export async function webhookRoutes (app: FastifyInstance, { collections, allowPrivate, lookupTimeoutMs }: WebhookRoutesOptions): Promise<void> {
+export async function webhookRoutes (app: FastifyInstance, { collections, allowPrivate, lookupTimeoutMs, maxLimit }: WebhookRoutesOptions): Promise<void> {
   const store = app.store.webhooks
 
   app.post('/webhooks', {
@@ -148,7 +150,9 @@ export async function webhookRoutes (app: FastifyInstance, { collections, allowP
     singular: 'Webhook',
     schema: adminOperation,
     config: adminConfig,
-    list: async () => (await store.list()).map(webhookView),
+    items: store.subscriptions,
+    view: webhookView,
+    maxLimit,
     revoke: async id => await store.remove(id),
     revoked: 'Deleted: no further events are sent to it, pending retries included.'
   })
@@ -169,7 +173,7 @@ export async function webhookRoutes (app: FastifyInstance, { collections, allowP
     const { limit, before } = request.query as { limit: number, before?: number }
     const path = `/v1/webhooks/${id}/deliveries?limit=${limit}`
     return await sendAdminList(request, reply, async () => {
-      if (!(await store.list()).some(subscription => subscription.id === id)) throw noSuchItem(SUBSCRIPTION, id)
+      if (await store.subscriptions.get(id) === undefined) throw noSuchItem(SUBSCRIPTION, id)
       // One more than the page, to know whether a next page exists.
       const attempts = await store.attempts(id, limit + 1, before)
       const page = attempts.slice(0, limit)

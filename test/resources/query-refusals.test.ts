@@ -65,7 +65,7 @@ t.test('a route that declares no query parameters refuses any, naming it, before
     { method: 'PUT', url: `/v1/projects/${project.id}?x=1`, headers: json, payload: '{"name":"replaced"}' },
     { method: 'DELETE', url: `/v1/projects/${project.id}?force=1` },
     { method: 'POST', url: '/v1/projects?x=1', headers: json, payload: '{"name":"created"}' },
-    { method: 'GET', url: '/v1/api-keys?limit=5' }
+    { method: 'GET', url: '/v1/api-keys/1?limit=5' }
   ] as const
   for (const request of requests) {
     const response = await app.inject(request)

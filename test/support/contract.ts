@@ -22,8 +22,8 @@ interface Operation {
   readonly operation: Json
 }
 
-/** Headers that are documented but present only in some answers of a status. */
-const CONDITIONAL_HEADERS = new Set(['x-total-count', 'location', 'etag', 'last-modified', 'preference-applied', 'idempotent-replayed'])
+/** Headers that are documented but present only in some answers of a status (`link`: an admin list sends it only when paged). */
+const CONDITIONAL_HEADERS = new Set(['x-total-count', 'link', 'location', 'etag', 'last-modified', 'preference-applied', 'idempotent-replayed'])
 
 /**
  * Headers an answer may carry without its operation documenting them: HTTP's
