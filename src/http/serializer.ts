@@ -1,12 +1,14 @@
 /**
  * Response serializers: fast-json-stringify through Fastify's own compiler,
- * compiled once per distinct schema (compiled-once.ts). A problem response is
+ * compiled once per distinct schema (compiled-once.ts), writing members in
+ * their declared order (declared-order.ts). A problem response is
  * declared on most statuses of every route, so the app has a few dozen
  * distinct serializers where Fastify asked for hundreds.
  */
 import { SerializerSelector } from '@fastify/fast-json-stringify-compiler'
 import type { FastifyServerOptions } from 'fastify'
 import { compiledOnce } from './compiled-once.js'
+import { sharedWithoutRequired, withoutRequired } from './declared-order.js'
 
 type Serialize = (data: unknown) => string
 interface RouteResponse { schema: object, method: string, url: string, httpStatus: string, contentType?: string }
@@ -30,10 +32,11 @@ const shared = compiledOnce<Serialize>()
 export function buildSerializer (): BuildSerializer {
   const factory = (SerializerSelector as unknown as () => SerializerFactory)()
   const build = function buildSharedSerializers (externalSchemas: Record<string, unknown>, options: unknown) {
-    const compile = factory(externalSchemas, options)
+    // Without `required`, members are written in the order the schemas declare them (declared-order.ts).
+    const compile = factory(sharedWithoutRequired(externalSchemas), options)
     const once = shared(externalSchemas, options)
     return function compileResponse (route: RouteResponse): Serialize {
-      return once(serializedShape(route.schema), () => compile(route))
+      return once(serializedShape(route.schema), () => compile({ ...route, schema: withoutRequired(route.schema) }))
     }
   }
   return build as unknown as BuildSerializer
