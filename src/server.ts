@@ -101,6 +101,13 @@ export async function startServer (env: Readonly<Record<string, string | undefin
   // Node's default for SIGHUP (a closed terminal) ends the process at once, cutting off the requests in flight.
   if (tls !== undefined) reloadTlsOnHangup(app, config)
   stopOnSignals(app, config, tls === undefined ? ['SIGTERM', 'SIGINT', 'SIGHUP'] : ['SIGTERM', 'SIGINT'])
+  await app.ready()
+  // A document that cannot be made is a bug to report, not a reason to refuse the API: /openapi.json tries again.
+  const making = performance.now()
+  await app.prepareDocument().then(
+    () => { app.log.info({ ms: Math.round(performance.now() - making) }, 'OpenAPI document made') },
+    (error: unknown) => { app.log.error({ err: error }, 'could not make the OpenAPI document') }
+  )
   await listen(app, config)
   return app
 }

@@ -19,7 +19,11 @@ interface Published extends KeptBody {
   readonly tag: EntityTag
 }
 
-export type PublishedDocument = (request: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply>
+export interface PublishedDocument {
+  (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply>
+  /** Makes the document now, before any request asks for it (which then waits for nothing). */
+  prepare (): Promise<void>
+}
 
 /**
  * Serves what `make` returns, made at the first request, as `type`. Requests
@@ -32,17 +36,20 @@ export function publishedDocument (type: string, make: () => string | Promise<st
     const body = await make()
     return { ...keptBody(body), tag: bodyTag(body) }
   }
-  return async function sendPublished (request, reply) {
+  async function current (): Promise<Published> {
     making ??= made()
-    let published: Published
     try {
-      published = await making
+      return await making
     } catch (error) {
       making = undefined
       throw error
     }
+  }
+  const sendPublished = async function sendPublished (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+    const published = await current()
     reply.header('cache-control', CACHE_CONTROL)
     if (tagged(request, reply, published.tag)) return await reply.code(304).send()
     return await sendKept(request, reply.type(type), published)
   }
+  return Object.assign(sendPublished, { prepare: async () => { await current() } })
 }

@@ -40,6 +40,26 @@ t.test('requests that come while the document is made wait for that one making, 
   t.equal(makings, 2, 'once after the failure, for every request since')
 })
 
+t.test('prepare makes the document before any request, which then makes nothing; a failed one leaves the request to try again', async t => {
+  let makings = 0
+  const make = (): string => {
+    makings++
+    if (makings === 1) throw new Error('the first making fails')
+    return 'the document'
+  }
+  const document = publishedDocument('text/plain; charset=utf-8', make)
+  const app = Fastify()
+  app.get('/document', document)
+  t.teardown(async () => { await app.close() })
+
+  await t.rejects(document.prepare(), /the first making fails/)
+  await document.prepare()
+  t.equal(makings, 2, 'made again after the failure')
+  const answer = await app.inject({ method: 'GET', url: '/document' })
+  t.same([answer.statusCode, answer.body], [200, 'the document'])
+  t.equal(makings, 2, 'the request used what prepare made')
+})
+
 t.test('the YAML is made on a worker thread: the event loop turns before it is ready', async t => {
   // One object in two places, as @fastify/swagger's document shares its schemas.
   const responses = { 200: { description: 'ok' } }

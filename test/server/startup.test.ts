@@ -21,6 +21,10 @@ t.test('the entry point boots on a fresh SQLite file and serves /health', async 
   t.same(await response.json(), { status: 'ok' })
   t.match(response.headers.get('x-request-id'), /^[0-9a-f-]{36}$/)
   t.ok(server.logs.some(line => line.msg === 'database schema updated'), 'tables were created on start')
+  // So that no request waits behind the first /openapi.json while @fastify/swagger builds it.
+  const made = server.logs.findIndex(line => line.msg === 'OpenAPI document made')
+  const listening = server.logs.findIndex(line => String(line.msg).startsWith('Server listening'))
+  t.ok(made !== -1 && listening !== -1 && made < listening, 'the OpenAPI document is made before the server listens')
 })
 
 t.test('acknowledged writes survive SIGKILL (synchronous FULL by default)', async t => {
