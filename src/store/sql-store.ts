@@ -104,13 +104,14 @@ export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs 
     return compileMatching(resource, `get ${resource.collection}`, byId(id, options), [], (_, where) => executor.selectFrom(resource.collection).select(codec.columns(resource)).where(where))
   }
 
+  const isPlainObject = (value: unknown): value is object => typeof value === 'object' && value !== null && Object.getPrototypeOf(value) === Object.prototype
   /** Every method of a sub-store (and of the objects it holds: credentials.apiKeys), with connectivity failures turned into 503s like the rest. */
   function guarded<T extends object> (target: T): T {
     const wrapped: Record<string, unknown> = {}
     for (const [name, member] of Object.entries(target)) {
       wrapped[name] = typeof member === 'function'
         ? async (...args: unknown[]) => await (member as (...args: unknown[]) => Promise<unknown>).apply(wrapped, args).catch(rethrow)
-        : typeof member === 'object' && member !== null ? guarded(member) : member
+        : isPlainObject(member) ? guarded(member) : member
     }
     return wrapped as T
   }

@@ -66,6 +66,12 @@ t.test('a PostgreSQL outage: /ready 503 and requests 503 quickly, then recovery 
   t.match(request.headers.get('content-type'), /application\/problem\+json/)
   t.equal(request.headers.get('retry-after'), '5', 'says when to try again')
   t.ok(Date.now() - started < 8000, `answered within ${Date.now() - started} ms`)
+  // The admin collections too: their store methods (credentials.apiKeys.list…) are guarded like the resources'.
+  for (const path of ['/v1/api-keys?limit=2', '/v1/clients', '/v1/webhooks/1']) {
+    const admin = await fetch(`${server.base}${path}`, { headers: { authorization: ADMIN } })
+    t.equal(admin.status, 503, `${path}: 503`)
+    t.match(admin.headers.get('content-type'), /application\/problem\+json/)
+  }
   t.equal((await fetch(`${server.base}/health`)).status, 200, 'the process itself is alive')
 
   await proxy.restore()
