@@ -1,8 +1,8 @@
 /**
  * A document the process serves unchanged for its whole life (the OpenAPI
  * document, as JSON and as YAML, and the documentation UI's scripts and style
- * sheets, docs-assets.ts): made once, at its first request, with its
- * tag and its codings as they are asked for. Serializing the 800 KB document
+ * sheets, docs-assets.ts): made once, at its first request or when the
+ * server prepares it, with its tag and its codings as they are asked for. Serializing the 800 KB document
  * took about 15 ms of the event loop for every request, 25 with gzip, on a
  * route anyone may call without a credential: a few dozen requests a second
  * would have stalled the service. Now a request costs the write, and a client
@@ -26,9 +26,9 @@ export interface PublishedDocument {
 }
 
 /**
- * Serves what `make` returns, made at the first request, as `type`. Requests
- * that come while it is being made wait for that one making; one that fails
- * is a 500, and the next request tries again.
+ * Serves what `make` returns, made at the first request (or by `prepare`), as
+ * `type`. Requests that come while it is being made wait for that one making;
+ * one that fails is a 500, and the next request (or `prepare`) tries again.
  */
 export function publishedDocument (type: string, make: () => string | Promise<string>): PublishedDocument {
   let making: Promise<Published> | undefined
