@@ -9,7 +9,7 @@
  */
 import { Type } from '@sinclair/typebox'
 import type { FastifyRequest } from 'fastify'
-import { instanceOf, searchOf } from '../http/instance.js'
+import { linkBase, searchOf } from '../http/instance.js'
 import { pageLinks } from '../resources/links.js'
 import { DEFAULT_LIMIT, MAX_PAGE } from '../resources/query-schema.js'
 import { ADMIN_LIST_HEADERS, header } from '../resources/responses.js'
@@ -42,6 +42,6 @@ export async function adminPage<T> (request: FastifyRequest, items: LiveItems<T>
   const size = limit ?? DEFAULT_LIMIT
   const at = page ?? 1
   const [found, total] = await Promise.all([items.list({ offset: (at - 1) * size, limit: size }), items.count()])
-  const links = pageLinks(instanceOf(request.url).replace(/\/+$/, ''), searchOf(request.url), at, size, total)
+  const links = pageLinks(linkBase(request.url), searchOf(request.url), at, size, total)
   return { items: found.map(view), headers: { 'x-total-count': String(total), link: links } }
 }

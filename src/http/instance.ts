@@ -9,3 +9,6 @@ export function searchOf (url: string): string {
   const query = url.indexOf('?')
   return query === -1 ? '' : url.slice(query + 1)
 }
+
+/** The path a list's page links are built on: the request's, without its query and trailing slashes. */
+export const linkBase = (url: string): string => instanceOf(url).replace(/\/+$/, '')

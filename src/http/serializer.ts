@@ -32,11 +32,15 @@ const shared = compiledOnce<Serialize>()
 export function buildSerializer (): BuildSerializer {
   const factory = (SerializerSelector as unknown as () => SerializerFactory)()
   const build = function buildSharedSerializers (externalSchemas: Record<string, unknown>, options: unknown) {
-    // Without `required`, members are written in the order the schemas declare them (declared-order.ts).
-    const compile = factory(sharedWithoutRequired(externalSchemas), options)
+    // Without `required`, members are written in the order the schemas declare them (declared-order.ts);
+    // the shared schemas are copied so only when something is compiled, not for every app that finds all compiled.
+    let compile: ((route: RouteResponse) => Serialize) | undefined
     const once = shared(externalSchemas, options)
     return function compileResponse (route: RouteResponse): Serialize {
-      return once(serializedShape(route.schema), () => compile({ ...route, schema: withoutRequired(route.schema) }))
+      return once(serializedShape(route.schema), () => {
+        compile ??= factory(sharedWithoutRequired(externalSchemas), options)
+        return compile({ ...route, schema: withoutRequired(route.schema) })
+      })
     }
   }
   return build as unknown as BuildSerializer

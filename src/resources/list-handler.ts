@@ -12,7 +12,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import { refuseWithAll } from '../http/attached-validation.js'
 import { bodyTag, failsOnWeakTag, listIfMatchFailed, tagged } from '../http/conditional.js'
 import { keptBody, sendKept, type KeptBody } from '../http/content-coding.js'
-import { instanceOf, searchOf } from '../http/instance.js'
+import { linkBase, searchOf } from '../http/instance.js'
 import type { StoredRecord } from '../store/store.js'
 import type { Condition } from './define.js'
 import type { CursorCodec } from './cursor.js'
@@ -78,7 +78,7 @@ export async function sendList (request: FastifyRequest, reply: FastifyReply, ta
   if (failsOnWeakTag(request.headers['if-match'])) throw listIfMatchFailed()
   const where = [...scope, ...visibility(request, target), ...list.store.where]
   const { store } = request.server
-  const path = instanceOf(request.url).replace(/\/+$/, '')
+  const path = linkBase(request.url)
   const search = searchOf(request.url)
   // What the store answered (the page, or a cursor page's window of one more row) and what is sent of it.
   let read: StoredRecord[]
