@@ -11,7 +11,7 @@ import { bodyMembers, refuseWithAll } from '../http/attached-validation.js'
 import { Id } from '../resources/derive.js'
 import { stringEnum } from '../resources/model.js'
 import { EXAMPLE_EVENT_ID, EXAMPLE_ID, type ProblemDoc } from '../resources/problem-examples.js'
-import { link } from '../resources/links.js'
+import { itemPath, link } from '../resources/links.js'
 import { ADMIN_LIST_HEADERS, ADMIN_LIST_READ, header, jsonResponse, listProblems, notModified, problemResponses } from '../resources/responses.js'
 import type { AttemptRecord, Subscription } from '../store/webhook-store.js'
 import { patternIssues } from './events.js'
@@ -171,7 +171,7 @@ export async function webhookRoutes (app: FastifyInstance, { collections, allowP
   }, async function listDeliveries (request, reply) {
     const { id } = request.params as { id: number }
     const { limit, before } = request.query as { limit: number, before?: number }
-    const path = `/v1/webhooks/${id}/deliveries?limit=${limit}`
+    const path = `${itemPath('webhooks', id)}/deliveries?limit=${limit}`
     return await sendAdminList(request, reply, async () => {
       if (await store.subscriptions.get(id) === undefined) throw noSuchItem(SUBSCRIPTION, id)
       // One more than the page, to know whether a next page exists.
