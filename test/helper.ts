@@ -11,6 +11,7 @@ import { resources } from '../schemas/index.js'
 import { buildApp } from '../src/app.js'
 import { loadConfig } from '../src/config.js'
 import type { ResourceDefinition } from '../src/resources/define.js'
+import { RATE_LIMIT_HEADER_NAMES } from '../src/resources/responses.js'
 import type { Store } from '../src/store/store.js'
 import { contractChecker, type ContractChecker } from './support/contract.js'
 
@@ -118,7 +119,7 @@ function heldToTheDocument (t: Test, app: FastifyInstance): FastifyInstance {
   let checker: ContractChecker | undefined
   const checked = async (options: InjectOptions): Promise<LightMyRequestResponse> => {
     const response = await inject(options)
-    checker ??= contractChecker(app.swagger() as Json)
+    checker ??= contractChecker(app.swagger() as Json, { alsoRequired: RATE_LIMIT_HEADER_NAMES })
     const headers = (options.headers ?? {}) as Record<string, string | undefined>
     const problems = checker.check({
       method: options.method ?? 'GET',

@@ -12,7 +12,7 @@ import type { FastifyRequest } from 'fastify'
 import { linkBase, searchOf } from '../http/instance.js'
 import { pageLinks } from '../resources/links.js'
 import { DEFAULT_LIMIT, MAX_PAGE } from '../resources/query-schema.js'
-import { ADMIN_LIST_HEADERS, header } from '../resources/responses.js'
+import { ADMIN_LIST_HEADERS, header, optionalHeader } from '../resources/responses.js'
 import type { LiveItems } from '../store/live-items.js'
 import type { AdminList } from './admin-conditional.js'
 
@@ -28,7 +28,7 @@ interface AdminPageQuery { readonly page?: number, readonly limit?: number }
 
 export const ADMIN_PAGE_HEADERS = {
   'X-Total-Count': header('integer', 'How many items there are, in all pages.'),
-  Link: header('string', 'RFC 8288 links to the first, prev, next and last pages, as they apply (paged requests only).'),
+  Link: optionalHeader('string', 'RFC 8288 links to the first, prev, next and last pages, as they apply (paged requests only).'),
   ...ADMIN_LIST_HEADERS
 }
 

@@ -27,8 +27,18 @@ const WHEN: Record<number, string> = {
 }
 
 const problem = Type.Ref('Problem')
-/** A documented response header. */
-export const header = (type: 'string' | 'integer', description: string) => ({ type, description })
+
+/**
+ * A documented response header. `required` is OpenAPI's mark on a header
+ * object (every answer of that status carries it), written on the route's
+ * header schema because @fastify/swagger copies nothing else from there;
+ * document-headers.ts moves it to the header object.
+ */
+export interface HeaderDoc { readonly type: 'string' | 'integer', readonly description: string, readonly required?: true }
+/** A header every answer of its status carries: clients may count on it. */
+export const header = (type: HeaderDoc['type'], description: string): HeaderDoc => ({ type, description, required: true })
+/** A header only some answers of its status carry; `description` says which. */
+export const optionalHeader = (type: HeaderDoc['type'], description: string): HeaderDoc => ({ type, description })
 const RETRY_AFTER = { 'Retry-After': header('integer', 'Seconds until a request may succeed again.') }
 
 /**
@@ -43,7 +53,7 @@ export function problemResponses (problems: ReadonlyArray<number | ProblemDoc | 
     const status = typeof entry === 'number' ? entry : entry.status
     responses[status] = {
       description: (typeof entry === 'number' ? undefined : entry.description) ?? WHEN[status] ?? STATUS_CODES[status] ?? 'Error',
-      ...(status === 429 ? { headers: { ...RATE_LIMIT_HEADERS, ...RETRY_AFTER } } : {}),
+      ...(status === 429 ? { headers: { ...rateLimitHeaders(header), ...RETRY_AFTER } } : {}),
       ...(status === 503 ? { headers: RETRY_AFTER } : {}),
       content: { [PROBLEM_MEDIA_TYPE]: { schema: problem, example: typeof entry === 'number' ? problemExample(status) : exampleOf(entry.error) } }
     }
@@ -51,14 +61,25 @@ export function problemResponses (problems: ReadonlyArray<number | ProblemDoc | 
   return responses
 }
 
-/** On every answer of a rate-limited route. */
-export const RATE_LIMIT_HEADERS = {
-  'X-RateLimit-Limit': header('integer', 'Requests allowed in the window.'),
-  'X-RateLimit-Remaining': header('integer', 'Requests left in the window.'),
-  'X-RateLimit-Reset': header('integer', 'Seconds until the window resets.'),
-  'RateLimit-Policy': header('string', 'IETF draft: `"default";q=<limit>;w=<window seconds>`.'),
-  RateLimit: header('string', 'IETF draft: `"default";r=<remaining>;t=<seconds to reset>`.')
+/** The rate limiter's headers, each made by `make` (a 429 always has them: it was counted). */
+function rateLimitHeaders (make: typeof header, note = ''): Record<string, HeaderDoc> {
+  return {
+    'X-RateLimit-Limit': make('integer', `Requests allowed in the window.${note}`),
+    'X-RateLimit-Remaining': make('integer', `Requests left in the window.${note}`),
+    'X-RateLimit-Reset': make('integer', `Seconds until the window resets.${note}`),
+    'RateLimit-Policy': make('string', `IETF draft: \`"default";q=<limit>;w=<window seconds>\`.${note}`),
+    RateLimit: make('string', `IETF draft: \`"default";r=<remaining>;t=<seconds to reset>\`.${note}`)
+  }
 }
+
+/**
+ * On the answers of a rate-limited route: all of them, except while the
+ * shared counters (REDIS_URL) cannot be reached, when limits fail open and
+ * nothing was counted (rate-limit.ts).
+ */
+export const RATE_LIMIT_HEADERS = rateLimitHeaders(optionalHeader, ' Absent while the Redis counters are unreachable (limits fail open).')
+/** Their names, as a response carries them. */
+export const RATE_LIMIT_HEADER_NAMES = Object.keys(RATE_LIMIT_HEADERS).map(name => name.toLowerCase())
 
 /** A list's problems: `problems`, and the 412 of an If-Match its weak tag cannot satisfy, shown as the list answers it. */
 export const listProblems = (problems: ReadonlyArray<number | ProblemDoc>): Record<string, unknown> => problemResponses([...problems, { status: 412, error: listIfMatchFailed() }])
@@ -71,11 +92,11 @@ const ETAG = { ETag: header('string', 'Strong entity tag of the record; send it 
 const LAST_MODIFIED = { 'Last-Modified': header('string', 'When the record last changed (HTTP date).') }
 /** What a record's answers carry, read or written: its validators. */
 export const RECORD_HEADERS = { ...ETAG, ...LAST_MODIFIED }
-const PREFERENCE_APPLIED = { 'Preference-Applied': header('string', '`return=minimal` when the request\'s `Prefer: return=minimal` was honoured (RFC 7240).') }
+const PREFERENCE_APPLIED = { 'Preference-Applied': optionalHeader('string', '`return=minimal` when the request\'s `Prefer: return=minimal` was honoured (RFC 7240).') }
 export const CREATED_HEADERS = { ...LOCATION, ...RECORD_HEADERS, ...PREFERENCE_APPLIED }
 export const MINIMAL_HEADERS = { ...RECORD_HEADERS, ...PREFERENCE_APPLIED }
 export const LIST_HEADERS = {
-  'X-Total-Count': header('integer', 'Matching items in all pages (page-based requests only).'),
+  'X-Total-Count': optionalHeader('integer', 'Matching items in all pages (page-based requests only).'),
   Link: header('string', 'RFC 8288 links to the first, prev, next and last pages, as they apply; with `cursor`, first and next.'),
   ETag: header('string', 'Weak entity tag of this page: it changes with its records and with its X-Total-Count (or, for a cursor page, whether a next page exists). Send it in If-None-Match to revalidate.')
 }

@@ -278,3 +278,23 @@ t.test('every problem response shows an example of its own status that the Probl
   const example = document.paths['/v1/projects/{id}'].get.responses['404'].content['application/problem+json'].example
   t.same({ type: example.type, title: example.title }, { type: real.type, title: real.title })
 })
+
+t.test('a response header every answer carries is marked required; one only some carry is not, and says when', async t => {
+  const app = await buildTestApp(t)
+  const document = body(await app.inject({ method: 'GET', url: '/openapi.json' }))
+  const presence = (path: string, method: string, status: string): Record<string, boolean> => Object.fromEntries(
+    Object.entries(document.paths[path][method].responses[status].headers as Record<string, Json>).map(([name, header]) => {
+      t.notOk('required' in (header.schema as Json), `${path} ${status} ${name}: required is the header's, not its schema's`)
+      return [name, header.required === true]
+    }))
+  const limits = { 'X-RateLimit-Limit': false, 'X-RateLimit-Remaining': false, 'X-RateLimit-Reset': false, 'RateLimit-Policy': false, RateLimit: false }
+  const always = { 'X-Request-Id': true, 'Cache-Control': true }
+  t.same(presence('/v1/projects/{id}', 'get', '200'), { ETag: true, 'Last-Modified': true, ...always, ...limits })
+  t.same(presence('/v1/projects', 'get', '200'), { 'X-Total-Count': false, Link: true, ETag: true, ...always, ...limits })
+  t.same(presence('/v1/projects', 'post', '201'), { Location: true, ETag: true, 'Last-Modified': true, 'Preference-Applied': false, ...always, ...limits, 'Idempotent-Replayed': false })
+  t.same(presence('/v1/projects', 'get', '429'), { 'X-RateLimit-Limit': true, 'X-RateLimit-Remaining': true, 'X-RateLimit-Reset': true, 'RateLimit-Policy': true, RateLimit: true, 'Retry-After': true, ...always })
+  t.same(presence('/v1/projects', 'get', '401'), { ...always, ...limits, 'WWW-Authenticate': true })
+  t.same(presence('/v1/api-keys', 'get', '200'), { 'X-Total-Count': true, Link: false, ETag: true, ...always, ...limits })
+  t.same(presence('/health', 'get', '200'), always, 'an unlimited route has no rate-limit headers')
+  t.match(document.paths['/v1/projects'].get.responses['200'].headers['X-RateLimit-Limit'].description, /Absent while the Redis counters are unreachable/)
+})

@@ -10,6 +10,13 @@ import type { paths } from './schema.js'
 const base = process.env.BASE_URL!
 const client = createClient<paths>({ baseUrl: base, headers: { authorization: process.env.AUTHORIZATION! } })
 
+/** `true` when every value of T has member K (the document marked the header required), else `false`. */
+type Promised<T, K extends keyof T> = Record<never, never> extends Pick<T, K> ? false : true
+type RecordHeaders = paths['/v1/projects/{id}']['get']['responses'][200]['headers']
+type PageHeaders = paths['/v1/projects']['get']['responses'][200]['headers']
+// Checked by the compiler: a frontend may read a record's ETag and a page's links without a guard, but not a page's count (a cursor page has none).
+const promised: [Promised<RecordHeaders, 'ETag'>, Promised<PageHeaders, 'Link'>, Promised<PageHeaders, 'X-Total-Count'>] = [true, true, false]
+
 function fail (message: string): never {
   throw new Error(message)
 }
@@ -58,4 +65,5 @@ const removed = await client.DELETE('/v1/projects/{id}', { params: { path: { id:
 if (removed.response.status !== 204) fail('delete')
 steps.push('deleted')
 
+if (promised.join() !== 'true,true,false') fail('header presence')
 process.stdout.write(`${JSON.stringify(steps)}\n`)
