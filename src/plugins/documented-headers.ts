@@ -10,14 +10,14 @@
  */
 import type { FastifyInstance, RouteOptions } from 'fastify'
 import fp from 'fastify-plugin'
-import { header, optionalHeader, RATE_LIMIT_HEADERS, withHeaders, type HeaderDoc } from '../resources/responses.js'
+import { header, optionalHeader, RATE_LIMIT_HEADERS, sharedHeader, withHeaders, type HeaderDoc } from '../resources/responses.js'
 import { cacheControlOf } from './caching.js'
 
-const X_REQUEST_ID = header('string', 'The request\'s id: the client\'s own X-Request-Id when it sent a short plain one, else a new UUID; also `requestId` in problems and in the log.')
+const X_REQUEST_ID = sharedHeader('string', 'The request\'s id: the client\'s own X-Request-Id when it sent a short plain one, else a new UUID; also `requestId` in problems and in the log.')
 
 const IDEMPOTENT_REPLAYED = optionalHeader('string', '`true` when this is the stored first answer to a request with the same Idempotency-Key: nothing was done this time.')
 
-const WWW_AUTHENTICATE_BEARER = header('string', '`Bearer realm="api"`, with `error="invalid_token"` when a credential was sent, or `error="insufficient_scope", scope="…"` naming the scope needed (RFC 6750 §3).')
+const WWW_AUTHENTICATE_BEARER = sharedHeader('string', '`Bearer realm="api"`, with `error="invalid_token"` when a credential was sent, or `error="insufficient_scope", scope="…"` naming the scope needed (RFC 6750 §3).')
 const WWW_AUTHENTICATE_BASIC = header('string', '`Basic realm="token"`: authenticate the client with its id and secret (RFC 6749 §2.3.1).')
 
 function cacheControl (route: RouteOptions, status: number): HeaderDoc {

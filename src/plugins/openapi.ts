@@ -10,7 +10,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { securitySchemes } from '../auth/openapi-security.js'
 import { documentYamlOffThread } from '../http/document-yaml.js'
-import { withHeaderPresence } from '../http/header-presence.js'
+import { documentHeaders } from '../http/document-headers.js'
 import { publishedDocument } from '../http/published-document.js'
 import type { Resource } from '../resources/model.js'
 import { examplePath, requestInputOf, withExampleInstance, withFittingValidationExample } from '../resources/problem-examples.js'
@@ -63,7 +63,7 @@ async function openapi (app: FastifyInstance, options: OpenApiOptions): Promise<
       if (responses === undefined) return { schema, url }
       return { schema: { ...schema, response: withExampleInstance(withFittingValidationExample(responses, requestInputOf(schema)), examplePath(url)) }, url }
     },
-    transformObject: document => withHeaderPresence('openapiObject' in document ? document.openapiObject : document.swaggerObject),
+    transformObject: document => documentHeaders('openapiObject' in document ? document.openapiObject : document.swaggerObject),
     refResolver: {
       buildLocalReference (json, _baseUri, _fragment, index) {
         return typeof json.$id === 'string' ? json.$id : `Schema${index}`

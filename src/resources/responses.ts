@@ -30,16 +30,19 @@ const problem = Type.Ref('Problem')
 
 /**
  * A documented response header. `required` is OpenAPI's mark on a header
- * object (every answer of that status carries it), written on the route's
- * header schema because @fastify/swagger copies nothing else from there;
- * document-headers.ts moves it to the header object.
+ * object (every answer of that status carries it) and `shared` puts it in the
+ * document's components; both are written on the route's header schema
+ * because @fastify/swagger copies nothing else from there, and
+ * document-headers.ts moves them where OpenAPI reads them.
  */
-export interface HeaderDoc { readonly type: 'string' | 'integer', readonly description: string, readonly required?: true }
+export interface HeaderDoc { readonly type: 'string' | 'integer', readonly description: string, readonly required?: true, readonly shared?: true }
 /** A header every answer of its status carries: clients may count on it. */
 export const header = (type: HeaderDoc['type'], description: string): HeaderDoc => ({ type, description, required: true })
 /** A header only some answers of its status carry; `description` says which. */
 export const optionalHeader = (type: HeaderDoc['type'], description: string): HeaderDoc => ({ type, description })
-const RETRY_AFTER = { 'Retry-After': header('integer', 'Seconds until a request may succeed again.') }
+/** A required header described the same on every answer that has it: once in the document, referred to by its name. */
+export const sharedHeader = (type: HeaderDoc['type'], description: string): HeaderDoc => ({ ...header(type, description), shared: true })
+const RETRY_AFTER = { 'Retry-After': sharedHeader('integer', 'Seconds until a request may succeed again.') }
 
 /**
  * The problem responses of an operation: each status with its common

@@ -8,6 +8,7 @@ import formatsModule from 'ajv-formats'
 import t from 'tap'
 import { parse, stringify } from 'yaml'
 import { resources } from '../../schemas/index.js'
+import { documentHeaders } from '../../src/http/document-headers.js'
 import { openapiDocument } from '../../src/openapi-document.js'
 import { ADMIN, assertProblem, body, buildTestApp, createProject, type Json } from '../helper.js'
 import { fromRoot } from '../support/paths.js'
@@ -283,8 +284,9 @@ t.test('a response header every answer carries is marked required; one only some
   const app = await buildTestApp(t)
   const document = body(await app.inject({ method: 'GET', url: '/openapi.json' }))
   const presence = (path: string, method: string, status: string): Record<string, boolean> => Object.fromEntries(
-    Object.entries(document.paths[path][method].responses[status].headers as Record<string, Json>).map(([name, header]) => {
-      t.notOk('required' in (header.schema as Json), `${path} ${status} ${name}: required is the header's, not its schema's`)
+    Object.entries(document.paths[path][method].responses[status].headers as Record<string, Json>).map(([name, entry]) => {
+      const header = typeof entry.$ref === 'string' ? document.components.headers[entry.$ref.replace('#/components/headers/', '')] as Json : entry
+      t.notOk('required' in (header.schema as Json) || 'shared' in (header.schema as Json), `${path} ${status} ${name}: the marks are the header's, not its schema's`)
       return [name, header.required === true]
     }))
   const limits = { 'X-RateLimit-Limit': false, 'X-RateLimit-Remaining': false, 'X-RateLimit-Reset': false, 'RateLimit-Policy': false, RateLimit: false }
@@ -297,4 +299,24 @@ t.test('a response header every answer carries is marked required; one only some
   t.same(presence('/v1/api-keys', 'get', '200'), { 'X-Total-Count': true, Link: false, ETag: true, ...always, ...limits })
   t.same(presence('/health', 'get', '200'), always, 'an unlimited route has no rate-limit headers')
   t.match(document.paths['/v1/projects'].get.responses['200'].headers['X-RateLimit-Limit'].description, /Absent while the Redis counters are unreachable/)
+})
+
+t.test('a header described the same on every answer is in the components once, and each answer refers to it', async t => {
+  const app = await buildTestApp(t)
+  const document = body(await app.inject({ method: 'GET', url: '/openapi.json' }))
+  t.same(Object.keys(document.components.headers).sort(), ['Retry-After', 'WWW-Authenticate', 'X-Request-Id'])
+  t.match(document.components.headers['X-Request-Id'], { schema: { type: 'string' }, required: true, description: /request's id/ })
+  const responses = Object.values(document.paths as Record<string, Record<string, Json>>).flatMap(methods => Object.values(methods)).flatMap(operation => Object.values(operation.responses as Record<string, Json>))
+  t.ok(responses.length > 100)
+  t.ok(responses.every(response => response.headers['X-Request-Id'].$ref === '#/components/headers/X-Request-Id'), 'every answer refers to X-Request-Id')
+  const basic = document.paths['/v1/auth/token'].post.responses['401'].headers['WWW-Authenticate']
+  t.match(basic, { description: /^`Basic realm="token"`/, required: true }, 'the token endpoint\'s own challenge is written in place')
+  t.equal(document.paths['/v1/projects'].get.responses['401'].headers['WWW-Authenticate'].$ref, '#/components/headers/WWW-Authenticate')
+})
+
+t.test('two different headers shared under one name are refused when the document is made, not merged', async t => {
+  const answer = (description: string) => ({ headers: { 'X-Trace': { schema: { type: 'string', required: true, shared: true }, description } } })
+  t.throws(() => documentHeaders({ paths: { '/a': { get: { responses: { 200: answer('one') } } }, '/b': { get: { responses: { 200: answer('two') } } } } }), /two different response headers are both shared as X-Trace/)
+  const same: Json = documentHeaders<Json>({ paths: { '/a': { get: { responses: { 200: answer('one') } } }, '/b': { get: { responses: { 200: answer('one') } } } } })
+  t.same(same.components, { headers: { 'X-Trace': { schema: { type: 'string' }, description: 'one', required: true } } })
 })
