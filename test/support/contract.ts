@@ -75,7 +75,7 @@ export function contractChecker (document: Json, { alsoRequired = [] }: CheckerO
     for (const [method, operation] of Object.entries(methods as Json)) operations.push({ pattern, path: `${method.toUpperCase()} ${path}`, operation: { ...operation, method } })
   }
   // A header described once in the components, or in place.
-  const sharedHeader = (entry: Json): Json => typeof entry.$ref === 'string' ? document.components.headers[entry.$ref.replace('#/components/headers/', '')] : entry
+  const resolveHeader = (entry: Json): Json => typeof entry.$ref === 'string' ? document.components.headers[entry.$ref.replace('#/components/headers/', '')] : entry
   const find = (method: string, path: string): Operation | undefined =>
     operations.find(candidate => candidate.operation.method === (method === 'HEAD' ? 'get' : method.toLowerCase()) && candidate.pattern.test(path))
 
@@ -96,7 +96,7 @@ export function contractChecker (document: Json, { alsoRequired = [] }: CheckerO
         else if (!validator(media.schema)(JSON.parse(body))) problems.push(`${where}: body does not match: ${ajv.errorsText(validator(media.schema).errors)}`)
       }
       for (const [name, entry] of Object.entries(response.headers ?? {}) as Array<[string, Json]>) {
-        const documented = sharedHeader(entry)
+        const documented = resolveHeader(entry)
         const key = name.toLowerCase()
         // A header documented as required must come; an optional one may be absent (its description says when).
         if (headers[key] === undefined && (documented.required === true || expectedAnyway.has(key))) problems.push(`${where}: documented header ${name} missing`)
