@@ -56,7 +56,7 @@ export function problemResponses (problems: ReadonlyArray<number | ProblemDoc | 
     const status = typeof entry === 'number' ? entry : entry.status
     responses[status] = {
       description: (typeof entry === 'number' ? undefined : entry.description) ?? WHEN[status] ?? STATUS_CODES[status] ?? 'Error',
-      ...(status === 429 ? { headers: { ...rateLimitHeaders(header), ...RETRY_AFTER } } : {}),
+      ...(status === 429 ? { headers: { ...COUNTED_RATE_LIMIT_HEADERS, ...RETRY_AFTER } } : {}),
       ...(status === 503 ? { headers: RETRY_AFTER } : {}),
       content: { [PROBLEM_MEDIA_TYPE]: { schema: problem, example: typeof entry === 'number' ? problemExample(status) : exampleOf(entry.error) } }
     }
@@ -81,6 +81,8 @@ function rateLimitHeaders (make: typeof header, note = ''): Record<string, Heade
  * nothing was counted (rate-limit.ts).
  */
 export const RATE_LIMIT_HEADERS = rateLimitHeaders(optionalHeader, ' Absent while the Redis counters are unreachable (limits fail open).')
+/** On a 429, which is the limiter's own answer: always there. */
+const COUNTED_RATE_LIMIT_HEADERS = rateLimitHeaders(header)
 /** Their names, as a response carries them. */
 export const RATE_LIMIT_HEADER_NAMES = Object.keys(RATE_LIMIT_HEADERS).map(name => name.toLowerCase())
 

@@ -11,6 +11,7 @@ import { resources } from '../../schemas/index.js'
 import { documentHeaders } from '../../src/http/document-headers.js'
 import { openapiDocument } from '../../src/openapi-document.js'
 import { ADMIN, assertProblem, body, buildTestApp, createProject, type Json } from '../helper.js'
+import { resolveHeader } from '../support/contract.js'
 import { fromRoot } from '../support/paths.js'
 
 t.test('openapi/openapi.json and openapi.yaml are what the definitions generate (run npm run openapi)', async t => {
@@ -285,7 +286,7 @@ t.test('a response header every answer carries is marked required; one only some
   const document = body(await app.inject({ method: 'GET', url: '/openapi.json' }))
   const presence = (path: string, method: string, status: string): Record<string, boolean> => Object.fromEntries(
     Object.entries(document.paths[path][method].responses[status].headers as Record<string, Json>).map(([name, entry]) => {
-      const header = typeof entry.$ref === 'string' ? document.components.headers[entry.$ref.replace('#/components/headers/', '')] as Json : entry
+      const header = resolveHeader(document, entry)
       t.notOk('required' in (header.schema as Json) || 'shared' in (header.schema as Json), `${path} ${status} ${name}: the marks are the header's, not its schema's`)
       return [name, header.required === true]
     }))

@@ -43,6 +43,10 @@ export interface ContractChecker {
   check (exchange: { method: string, url: string, requestBody?: unknown, requestType?: string, status: number, headers: Record<string, unknown>, body: string }): string[]
 }
 
+/** A response header of `document`: described in place, or once in its components and referred to. */
+export const resolveHeader = (document: Json, entry: Json): Json =>
+  typeof entry.$ref === 'string' ? document.components.headers[entry.$ref.replace('#/components/headers/', '')] : entry
+
 export interface CheckerOptions {
   /**
    * Documented-optional headers these exchanges must carry all the same: the
@@ -74,8 +78,6 @@ export function contractChecker (document: Json, { alsoRequired = [] }: CheckerO
     const pattern = new RegExp(`^${path.replace(/\{[^}]+\}/g, '[^/]+')}/?$`)
     for (const [method, operation] of Object.entries(methods as Json)) operations.push({ pattern, path: `${method.toUpperCase()} ${path}`, operation: { ...operation, method } })
   }
-  // A header described once in the components, or in place.
-  const resolveHeader = (entry: Json): Json => typeof entry.$ref === 'string' ? document.components.headers[entry.$ref.replace('#/components/headers/', '')] : entry
   const find = (method: string, path: string): Operation | undefined =>
     operations.find(candidate => candidate.operation.method === (method === 'HEAD' ? 'get' : method.toLowerCase()) && candidate.pattern.test(path))
 
@@ -96,7 +98,7 @@ export function contractChecker (document: Json, { alsoRequired = [] }: CheckerO
         else if (!validator(media.schema)(JSON.parse(body))) problems.push(`${where}: body does not match: ${ajv.errorsText(validator(media.schema).errors)}`)
       }
       for (const [name, entry] of Object.entries(response.headers ?? {}) as Array<[string, Json]>) {
-        const documented = resolveHeader(entry)
+        const documented = resolveHeader(document, entry)
         const key = name.toLowerCase()
         // A header documented as required must come; an optional one may be absent (its description says when).
         if (headers[key] === undefined && (documented.required === true || expectedAnyway.has(key))) problems.push(`${where}: documented header ${name} missing`)
