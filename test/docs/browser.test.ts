@@ -37,6 +37,11 @@ t.test('/docs in a real browser: loads offline, lists every operation, authorize
 
   const list = page.locator('#operations-projects-listProjects')
   await list.locator('.opblock-summary').click()
+  // The documented 200 shows its headers, those described once in the components (X-Request-Id) resolved like the rest.
+  const headers = list.locator('.responses-wrapper tr.response[data-code="200"] table.headers')
+  await headers.waitFor({ timeout: 20_000 })
+  const documentedHeaders = await headers.innerText()
+  for (const expected of ['X-Request-Id', 'The request\'s id', 'X-Total-Count', 'Link']) t.match(documentedHeaders, expected, `the 200 documents ${expected}`)
   await list.locator('button.try-out__btn').click()
   await list.locator('button.execute').click()
   const status = list.locator('.live-responses-table tr.response .response-col_status').first()
