@@ -18,29 +18,32 @@ interface ResponseObject { headers?: Record<string, HeaderEntry> }
 interface OperationObject { responses?: Record<string, ResponseObject> }
 interface Components { headers?: Record<string, HeaderEntry> }
 
+/** Every response's documented headers in `document`, as response and header name with its entry. */
+function * responseHeaders (document: { paths?: unknown }): Generator<[ResponseObject, string, HeaderEntry]> {
+  const paths = (document.paths ?? {}) as Record<string, Record<string, OperationObject>>
+  for (const operation of Object.values(paths).flatMap(operations => Object.values(operations))) {
+    for (const response of Object.values(operation.responses ?? {})) {
+      for (const [name, entry] of Object.entries(response.headers ?? {})) yield [response, name, entry]
+    }
+  }
+}
+
 /** `document` with each response header's marks applied (it is changed in place and returned). */
 export function documentHeaders<T extends { paths?: unknown, components?: unknown }> (document: T): T {
   const shared: Record<string, HeaderObject> = {}
-  const paths = (document.paths ?? {}) as Record<string, Record<string, OperationObject>>
-  for (const operations of Object.values(paths)) {
-    for (const operation of Object.values(operations)) {
-      for (const response of Object.values(operation.responses ?? {})) {
-        for (const [name, entry] of Object.entries(response.headers ?? {})) {
-          if ('$ref' in entry || entry.schema === undefined) continue
-          // @fastify/swagger builds these objects anew for each operation: changing them touches no route's schema.
-          const { required, shared: isShared, ...schema } = entry.schema
-          const header: HeaderObject = { ...entry, schema, ...(required === true ? { required: true } : {}) }
-          if (isShared !== true) {
-            response.headers![name] = header
-            continue
-          }
-          const known = shared[name]
-          if (known !== undefined && JSON.stringify(known) !== JSON.stringify(header)) throw new Error(`two different response headers are both shared as ${name}`)
-          shared[name] = header
-          response.headers![name] = { $ref: `#/components/headers/${name}` }
-        }
-      }
+  for (const [response, name, entry] of responseHeaders(document)) {
+    if ('$ref' in entry || entry.schema === undefined) continue
+    // @fastify/swagger builds these objects anew for each operation: changing them touches no route's schema.
+    const { required, shared: isShared, ...schema } = entry.schema
+    const header: HeaderObject = { ...entry, schema, ...(required === true ? { required: true } : {}) }
+    if (isShared !== true) {
+      response.headers![name] = header
+      continue
     }
+    const known = shared[name]
+    if (known !== undefined && JSON.stringify(known) !== JSON.stringify(header)) throw new Error(`two different response headers are both shared as ${name}`)
+    shared[name] = header
+    response.headers![name] = { $ref: `#/components/headers/${name}` }
   }
   if (Object.keys(shared).length > 0) {
     const components = (document.components ?? {}) as Components
