@@ -7,7 +7,8 @@ import type { IncomingMessage } from 'node:http'
 import type { TSchema } from '@sinclair/typebox'
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import { parseScopeLimits, type Config } from './config.js'
-import { adminRoutes, adminSchemas } from './auth/admin-routes.js'
+import { adminRoutes } from './auth/admin-routes.js'
+import { credentialSchemas } from './auth/credential-schemas.js'
 import { scopesOf } from './auth/openapi-security.js'
 import { tokenRoute, tokenSchemas } from './auth/token-route.js'
 import { parseDuration } from './duration.js'
@@ -64,7 +65,7 @@ export interface AppOptions {
 }
 
 /** The schemas of the engine's own routes, beside every resource's. */
-const ENGINE_SCHEMAS = [...adminSchemas, ...tokenSchemas, ...webhookSchemas]
+const ENGINE_SCHEMAS = [...credentialSchemas, ...tokenSchemas, ...webhookSchemas]
 
 /**
  * Every schema the app registers: each resource's and the engine's. Refuses

@@ -5,7 +5,7 @@
 import { Type, type Static } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
 import { sendAdminCreated, sendAdminList } from '../auth/admin-conditional.js'
-import { ADMIN_FORBIDDEN, adminConfig, adminCreateOperation, adminOperation, adminWriteConfig, credentialRoutes, noSuchItem } from '../auth/admin-routes.js'
+import { ADMIN_FORBIDDEN, adminCollectionRoutes, adminConfig, adminCreateOperation, adminOperation, adminWriteConfig, noSuchItem, NullableTimestamp, Timestamp } from '../auth/admin-collection.js'
 import { DeliveryNotResendable, ResourceNotFound } from '../errors.js'
 import { bodyMembers, refuseWithAll } from '../http/attached-validation.js'
 import { Id } from '../resources/derive.js'
@@ -17,9 +17,6 @@ import type { AttemptRecord, Subscription } from '../store/webhook-store.js'
 import { patternIssues } from './events.js'
 import { newSigningSecret } from './signing.js'
 import { resolveTarget, TargetRefused, TargetUnresolved } from './targets.js'
-
-const Timestamp = Type.String({ format: 'date-time' })
-const NullableTimestamp = Type.Union([Timestamp, Type.Null()])
 
 /** What the document shows: a subscription as listed, and as created (the only time its secret is shown). */
 const WEBHOOK_EXAMPLE = { id: 1, url: 'https://hooks.example.com/resourcery', events: ['projects.created', 'tasks.*'], createdAt: '2026-11-02T09:30:00.000Z', active: true, disabledAt: null, disabledReason: null }
@@ -142,14 +139,12 @@ export async function webhookRoutes (app: FastifyInstance, { collections, allowP
     return await sendAdminCreated(reply, `/v1/webhooks/${subscription.id}`, webhookView(subscription), { secret: subscription.secret })
   })
 
-  credentialRoutes(app, {
+  adminCollectionRoutes(app, {
     path: '/webhooks',
     tag: 'webhooks',
     noun: SUBSCRIPTION,
     plural: 'Webhooks',
     singular: 'Webhook',
-    schema: adminOperation,
-    config: adminConfig,
     items: store.subscriptions,
     view: webhookView,
     maxLimit,
