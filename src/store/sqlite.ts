@@ -6,9 +6,9 @@ import { dirname } from 'node:path'
 import BetterSqlite3 from 'better-sqlite3'
 import { Kysely, sql, type CompiledQuery, type SqlBool } from 'kysely'
 import type { ConstraintViolation, Database, Dialect } from './dialect.js'
-import { BoundedMap } from '../bounded-map.js'
 import { groupCommitWriter } from './group-commit.js'
 import { PreparedOnceSqliteDialect } from './sqlite-compiler.js'
+import { reusingStatements } from './sqlite-statements.js'
 import { ROW_COUNTS_TABLE } from './row-counts.js'
 import { tallyTriggers } from './tally-triggers.js'
 import { VALUE_COUNTS_TABLE } from './value-counts.js'
@@ -52,64 +52,6 @@ const CACHE_KIB = 8192
  * pages, and at 1024 that begins at ~1 KB and ~230 bytes.
  */
 const PAGE_BYTES = 2048
-
-/** Statements prepared once per distinct SQL text; the queries come from the definitions, so there are few. */
-const STATEMENT_CACHE_SIZE = 500
-
-/** What Kysely's SQLite driver uses of a statement. */
-interface KyselyStatement {
-  readonly reader: boolean
-  readonly readonly: boolean
-  all (parameters: readonly unknown[]): unknown[]
-  run (parameters: readonly unknown[]): BetterSqlite3.RunResult
-  iterate (parameters: readonly unknown[]): IterableIterator<unknown>
-}
-
-interface StatementSource {
-  prepare (sql: string): KyselyStatement
-  close (): void
-  /** Statements that may write, prepared so far: Kysely runs each at once after preparing it. */
-  readonly writes: number
-}
-
-/**
- * A statement whose rows are fetched as arrays and made objects here:
- * better-sqlite3 builds row objects through V8's C++ API, key by key, which
- * the benchmark measured at a third more than this for a page of 20 rows.
- */
-function arrayFetching (statement: BetterSqlite3.Statement): KyselyStatement {
-  if (!statement.reader) return statement as unknown as KyselyStatement
-  const names = statement.columns().map(column => column.name)
-  const raw = statement.raw(true)
-  const toObject = (row: readonly unknown[]): Record<string, unknown> => {
-    const object: Record<string, unknown> = {}
-    for (let c = 0; c < names.length; c++) object[names[c]!] = row[c]
-    return object
-  }
-  return {
-    reader: true,
-    readonly: statement.readonly,
-    all: parameters => (raw.all(parameters) as unknown[][]).map(toObject),
-    run: parameters => raw.run(parameters),
-    * iterate (parameters) {
-      for (const row of raw.iterate(parameters) as IterableIterator<unknown[]>) yield toObject(row)
-    }
-  }
-}
-
-function reusingStatements (database: BetterSqlite3.Database): StatementSource {
-  const statements = new BoundedMap<string, KyselyStatement>(STATEMENT_CACHE_SIZE)
-  let writes = 0
-  return {
-    prepare (sql) {
-      const statement = statements.remember(sql, () => arrayFetching(database.prepare(sql)))
-      if (!statement.readonly) writes++
-      return statement
-    },
-    close () { database.close() },
-    get writes () { return writes }
-  }
-}
 
 function connect ({ file, synchronous }: SqliteOptions): BetterSqlite3.Database {
   const database = new BetterSqlite3(file)
