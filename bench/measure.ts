@@ -55,11 +55,12 @@ export async function stop ({ child }: Server): Promise<void> {
   clearTimeout(timer)
 }
 
-/** CPU seconds (user + system) the process has used so far, from /proc (clock ticks of 1/100 s). */
-function cpuSeconds (pid: number): number {
+/** CPU seconds the process has used so far, in all and in the kernel, from /proc (clock ticks of 1/100 s). */
+function cpuSeconds (pid: number): { total: number, kernel: number } {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ')
   // After the command name: field 14 (utime) and 15 (stime) of proc(5) are at 11 and 12.
-  return (Number(fields[11]) + Number(fields[12])) / 100
+  const kernel = Number(fields[12]) / 100
+  return { total: Number(fields[11]) / 100 + kernel, kernel }
 }
 
 function rssMb (pid: number): number {
@@ -89,6 +90,12 @@ export interface Figures {
   serverBusy: number
   /** Server CPU per answer, in µs: what a request costs whoever is the bottleneck. */
   cpuUs: number
+  /**
+   * The part of cpuUs spent in the kernel (system calls, and on loopback the
+   * load generator's side of TCP and its wake-up, which the sender runs): what
+   * no change to the server's JavaScript can take away.
+   */
+  kernelUs: number
   /** The baseline's CPU per answer over this one's: the ratio the server alone would reach if both were CPU-bound. */
   cpuRatio: number
   errors: number
@@ -112,7 +119,7 @@ function load (server: Server, workload: Workload, duration: number): ReturnType
 }
 
 /** One stretch of load: its raw totals, so that the stretches of a run add up. */
-interface Slice { requests: number, seconds: number, cpu: number, p50: number, p99: number, rssMb: number, errors: number }
+interface Slice { requests: number, seconds: number, cpu: number, kernelCpu: number, p50: number, p99: number, rssMb: number, errors: number }
 
 async function slice (server: Server, workload: Workload, duration: number): Promise<Slice> {
   const pid = server.child.pid!
@@ -122,11 +129,11 @@ async function slice (server: Server, workload: Workload, duration: number): Pro
   const started = process.hrtime.bigint()
   const result = await load(server, workload, duration)
   const seconds = Number(process.hrtime.bigint() - started) / 1e9
-  const cpu = cpuSeconds(pid) - cpuBefore
+  const cpuAfter = cpuSeconds(pid)
   clearInterval(sampler)
   // Every answer must have the expected status; anything else is counted as an error.
   const wrong = Object.entries(result.statusCodeStats ?? {}).filter(([code]) => Number(code) !== (workload.expect ?? 200)).reduce((n, [, stats]) => n + (stats.count ?? 0), 0)
-  return { requests: result.requests.total, seconds, cpu, p50: result.latency.p50, p99: result.latency.p99, rssMb: Math.round(peak), errors: result.errors + result.timeouts + wrong }
+  return { requests: result.requests.total, seconds, cpu: cpuAfter.total - cpuBefore.total, kernelCpu: cpuAfter.kernel - cpuBefore.kernel, p50: result.latency.p50, p99: result.latency.p99, rssMb: Math.round(peak), errors: result.errors + result.timeouts + wrong }
 }
 
 const median = (values: readonly number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!
@@ -136,6 +143,7 @@ function summed (slices: readonly Slice[]): Omit<Figures, 'ratio' | 'baselineRps
   const requests = slices.reduce((n, part) => n + part.requests, 0)
   const seconds = slices.reduce((n, part) => n + part.seconds, 0)
   const cpu = slices.reduce((n, part) => n + part.cpu, 0)
+  const kernelCpu = slices.reduce((n, part) => n + part.kernelCpu, 0)
   return {
     rps: requests / seconds,
     p50: median(slices.map(part => part.p50)),
@@ -143,6 +151,7 @@ function summed (slices: readonly Slice[]): Omit<Figures, 'ratio' | 'baselineRps
     rssMb: Math.max(...slices.map(part => part.rssMb)),
     serverBusy: cpu / seconds,
     cpuUs: cpu * 1e6 / Math.max(1, requests),
+    kernelUs: kernelCpu * 1e6 / Math.max(1, requests),
     errors: slices.reduce((n, part) => n + part.errors, 0)
   }
 }
