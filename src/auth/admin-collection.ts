@@ -77,9 +77,9 @@ export interface AdminCollection<T> {
 }
 
 /**
- * GET {path} (every credential not revoked), GET {path}/{id} (one, which the
- * create's Location names) and DELETE {path}/{id} (revoke), alike for keys,
- * clients and webhook subscriptions (whose secrets are also shown only once).
+ * GET {path} (every item not revoked, or a page of them), GET {path}/{id}
+ * (one, which the create's Location names) and DELETE {path}/{id} (revoke or
+ * delete), alike for keys, clients and webhook subscriptions.
  */
 export function adminCollectionRoutes<T> (app: FastifyInstance, options: AdminCollection<T>): void {
   const { path, tag, noun, plural, singular, items, view } = options
