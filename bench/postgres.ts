@@ -20,7 +20,7 @@ import pg from 'pg'
 import { cursorCodec } from '../src/resources/cursor.js'
 import { seedPostgres } from './seed.js'
 import { dist, HELLO, measure, pinLoadGenerator, start, stop, type Server, type Workload } from './measure.js'
-import { benchAuth, listWorkloads, resultsTable, startService, writeResults, writeWorkloads } from './service.js'
+import { benchAuth, listWorkloads, pageWorkloads, recordEtag, recordWorkloads, resultsTable, startService, writeResults, writeWorkloads } from './service.js'
 
 pinLoadGenerator()
 
@@ -57,12 +57,10 @@ async function main (): Promise<void> {
     const secret = await withClient(url.toString(), async client =>
       (await client.query<{ value: string }>("select value from resourcery_secrets where name = 'cursor-signing'")).rows[0]!.value)
     const auth = benchAuth()
-    const etag = (await fetch(`${service.base}/v1/tasks/12345`, { headers: auth })).headers.get('etag')!
     const workloads: Workload[] = [
-      { name: 'GET one task (JWT)', path: '/v1/tasks/12345', headers: auth },
-      { name: 'GET one task, 304 revalidation', path: '/v1/tasks/12345', headers: { ...auth, 'if-none-match': etag }, expect: 304 },
+      ...recordWorkloads(auth, await recordEtag(service.base, auth)),
       ...listWorkloads(cursorCodec(Buffer.from(secret, 'base64')), auth),
-      { name: 'GET deep page (page 4000)', path: '/v1/tasks?page=4000&limit=20', headers: auth },
+      ...pageWorkloads(auth),
       ...writeWorkloads(auth, 100_000)
     ]
     for (const workload of workloads) {

@@ -11,31 +11,16 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import BetterSqlite3 from 'better-sqlite3'
-import { hashApiKey, newApiKey } from '../src/auth/secrets.js'
-import { cursorCodec } from '../src/resources/cursor.js'
 import { budgetVerdicts, formatVerdict, premiseLine } from './budget.js'
 import { seed } from './seed.js'
-import { dist, HELLO, measure, pinLoadGenerator, quick, start, type Server, type Workload } from './measure.js'
-import { benchAuth, listWorkloads, resultsTable, SECRET, startService, writeResults, writeWorkloads } from './service.js'
+import { dist, HELLO, measure, pinLoadGenerator, quick, start, type Workload } from './measure.js'
+import { benchAuth, listWorkloads, pageWorkloads, RECORD_PATH, recordEtag, recordWorkloads, resultsTable, SECRET, writeResults, writeWorkloads } from './service.js'
+import { serveSqlite, type SqliteService } from './sqlite-service.js'
 
 pinLoadGenerator()
 
 const NAIVE_ONE = 'naive stack: GET one task (JWT)'
 const NAIVE_LIST = 'naive stack: list of 20 + count'
-
-/** The service on a seeded file, with an API key of its own and the file's cursor-signing key. */
-interface Service { server: Server, apiKey: string, cursors: ReturnType<typeof cursorCodec> }
-
-async function serve (file: string, port: number, dataDir: string): Promise<Service> {
-  const db = new BetterSqlite3(file)
-  const key = newApiKey()
-  db.prepare('insert into resourcery_api_keys (name, prefix, hash, scopes, createdAt) values (?, ?, ?, ?, ?)').run('bench', key.prefix, hashApiKey(key.key), '["admin"]', new Date().toISOString())
-  const server = await startService(port, { DATABASE_URL: `sqlite:${file}`, DATA_DIR: dataDir })
-  const secretRow = db.prepare("select value from resourcery_secrets where name = 'cursor-signing'").get() as { value: string }
-  db.close()
-  return { server, apiKey: key.key, cursors: cursorCodec(Buffer.from(secretRow.value, 'base64')) }
-}
 
 async function main (): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'resourcery-bench-'))
@@ -49,7 +34,7 @@ async function main (): Promise<void> {
   fsync.child.kill()
   // What the contract's headers and a log line per request cost with no engine behind them: the most GET one could reach.
   const floor = await start([join(dist, 'bench/baseline.js'), 'floor', '3903'], {}, 3903)
-  record('contract floor (headers, log line)', await measure(floor, { name: 'floor', path: '/v1/tasks/12345' }, hello))
+  record('contract floor (headers, log line)', await measure(floor, { name: 'floor', path: RECORD_PATH }, hello))
   floor.child.kill()
 
   const auth = benchAuth()
@@ -58,7 +43,7 @@ async function main (): Promise<void> {
   await seed(files['100k'], 10_000, 100_000)
   // The stack the budget's premise names, on the same file, before the service opens it.
   const naive = await start([join(dist, 'bench/naive.js'), '3904', files['100k'], SECRET], {}, 3904)
-  record(NAIVE_ONE, await measure(naive, { name: 'naive GET one', path: '/v1/tasks/12345', headers: auth }, hello))
+  record(NAIVE_ONE, await measure(naive, { name: 'naive GET one', path: RECORD_PATH, headers: auth }, hello))
   record(NAIVE_LIST, await measure(naive, { name: 'naive list', path: '/v1/tasks?limit=20', headers: auth }, hello))
   naive.child.kill()
   if (!quick) {
@@ -66,20 +51,15 @@ async function main (): Promise<void> {
     await seed(files['1M'], 10_000, 1_000_000)
   }
 
-  const small = await serve(files['100k'], 3902, dir)
+  const small = await serveSqlite(files['100k'], 3902, dir)
   // Both sizes are served at once, so that each scaled workload is measured on the two back to back: its
   // growth figure compares ratios taken a minute apart, not a quarter of an hour (the machine drifts).
-  const large = quick ? undefined : await serve(files['1M'], 3905, dir)
-  const etag = (await fetch(`${small.server.base}/v1/tasks/12345`, { headers: auth })).headers.get('etag')!
-  const run = async (label: '100k' | '1M', service: Service, workload: Workload): Promise<void> => {
+  const large = quick ? undefined : await serveSqlite(files['1M'], 3905, dir)
+  const run = async (label: '100k' | '1M', service: SqliteService, workload: Workload): Promise<void> => {
     process.stderr.write(`${label}: ${workload.name}…\n`)
     record(`${workload.name} [${label}]`, await measure(service.server, workload, hello))
   }
-  for (const workload of [
-    { name: 'GET one task (JWT)', path: '/v1/tasks/12345', headers: auth },
-    { name: 'GET one task (API key)', path: '/v1/tasks/12345', headers: { authorization: `Bearer ${small.apiKey}` } },
-    { name: 'GET one task, 304 revalidation', path: '/v1/tasks/12345', headers: { ...auth, 'if-none-match': etag }, expect: 304 }
-  ]) await run('100k', small, workload)
+  for (const workload of recordWorkloads(auth, await recordEtag(small.server.base, auth), small.apiKey)) await run('100k', small, workload)
   const scaledLarge = large === undefined ? [] : listWorkloads(large.cursors, auth)
   for (const [i, workload] of listWorkloads(small.cursors, auth).entries()) {
     await run('100k', small, workload)
@@ -87,12 +67,7 @@ async function main (): Promise<void> {
     if (large !== undefined && atScale !== undefined) await run('1M', large, atScale)
   }
   large?.server.child.kill('SIGTERM')
-  for (const workload of [
-    // What a browser sends: every list it reads is compressed (content-coding.ts).
-    { name: 'GET list of 20, browser (br)', path: '/v1/tasks?limit=20', headers: { ...auth, 'accept-encoding': 'gzip, deflate, br' } },
-    { name: 'GET deep page (page 4000)', path: '/v1/tasks?page=4000&limit=20', headers: auth },
-    ...writeWorkloads(auth, 100_000)
-  ] satisfies Workload[]) await run('100k', small, workload)
+  for (const workload of [...pageWorkloads(auth), ...writeWorkloads(auth, 100_000)]) await run('100k', small, workload)
   small.server.child.kill('SIGTERM')
   hello.child.kill()
   // The seeded databases (about 1 GB with the 1M one and the bare insert's WAL) go with the run.

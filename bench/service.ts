@@ -23,12 +23,15 @@ function startFlags (): string[] {
   return /\bnode ((?:--\S+ )*)dist\/src\/server\.js/.exec(scripts.start)?.[1]?.split(' ').filter(Boolean) ?? []
 }
 
-/** The built server with the full production stack; the rate limit raised so it counts but never refuses. */
-export async function startService (port: number, env: Record<string, string>): Promise<Server> {
-  return await start([...startFlags(), join(dist, 'src/server.js')], {
+/** The built server with the full production stack; the rate limit raised so it counts but never refuses. `nodeFlags` follow `npm start`'s. */
+export async function startService (port: number, env: Record<string, string>, nodeFlags: readonly string[] = []): Promise<Server> {
+  return await start([...startFlags(), ...nodeFlags, join(dist, 'src/server.js')], {
     NODE_ENV: 'production', PORT: String(port), JWT_SECRET: SECRET, RATE_LIMIT_MAX: '100000000', LOG_LEVEL: 'info', ...env
   }, port)
 }
+
+/** The task every GET-one workload reads. */
+export const RECORD_PATH = '/v1/tasks/12345'
 
 /** The list reads; on SQLite also measured at 1,000,000 tasks, for their growth. */
 export function listWorkloads (cursors: ReturnType<typeof cursorCodec>, auth: Record<string, string>): Workload[] {
@@ -42,6 +45,29 @@ export function listWorkloads (cursors: ReturnType<typeof cursorCodec>, auth: Re
     { name: 'GET status=todo, sort=-priority', path: '/v1/tasks?status=todo&sort=-priority&limit=20', headers: auth },
     { name: 'GET deep position by cursor', path: `/v1/tasks?limit=20&cursor=${deepCursor}`, headers: auth },
     { name: 'GET deep cursor, sort=dueDate', path: `/v1/tasks?sort=dueDate&limit=20&cursor=${dueCursor}`, headers: auth }
+  ]
+}
+
+/** The ETag the record of the GET-one workloads has now, for its 304 workload. */
+export async function recordEtag (base: string, auth: Record<string, string>): Promise<string> {
+  return (await fetch(`${base}${RECORD_PATH}`, { headers: auth })).headers.get('etag')!
+}
+
+/** GET one task: with a JWT, with an API key when one is given, and revalidated with the ETag it has (`etag`), answered 304. */
+export function recordWorkloads (auth: Record<string, string>, etag: string, apiKey?: string): Workload[] {
+  return [
+    { name: 'GET one task (JWT)', path: RECORD_PATH, headers: auth },
+    ...apiKey === undefined ? [] : [{ name: 'GET one task (API key)', path: RECORD_PATH, headers: { authorization: `Bearer ${apiKey}` } }],
+    { name: 'GET one task, 304 revalidation', path: RECORD_PATH, headers: { ...auth, 'if-none-match': etag }, expect: 304 }
+  ]
+}
+
+/** The list reads not measured at 1M: as a browser reads a list, and a deep page by number. */
+export function pageWorkloads (auth: Record<string, string>): Workload[] {
+  return [
+    // What a browser sends: every list it reads is compressed (content-coding.ts).
+    { name: 'GET list of 20, browser (br)', path: '/v1/tasks?limit=20', headers: { ...auth, 'accept-encoding': 'gzip, deflate, br' } },
+    { name: 'GET deep page (page 4000)', path: '/v1/tasks?page=4000&limit=20', headers: auth }
   ]
 }
 
