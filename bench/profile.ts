@@ -67,4 +67,8 @@ async function main (): Promise<void> {
   ].join('\n'))
 }
 
-await main()
+// A wrong argument is told as a usage message, not a stack trace.
+await main().catch((error: unknown) => {
+  process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`)
+  process.exitCode = 2
+})
