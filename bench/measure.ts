@@ -139,7 +139,7 @@ export async function slice (server: Server, workload: Workload, duration: numbe
 const median = (values: readonly number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!
 
 /** A run's figures from its slices: rates over their sums; latency the median slice's, RSS the highest. */
-function summed (slices: readonly Slice[]): Omit<Figures, 'ratio' | 'baselineRps' | 'cpuRatio'> {
+export function summed (slices: readonly Slice[]): Omit<Figures, 'ratio' | 'baselineRps' | 'cpuRatio'> {
   const requests = slices.reduce((n, part) => n + part.requests, 0)
   const seconds = slices.reduce((n, part) => n + part.seconds, 0)
   const cpu = slices.reduce((n, part) => n + part.cpu, 0)

@@ -15,7 +15,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { inclusiveTimes, selfTimes, type CpuProfile, type Share } from './cpu-profile.js'
-import { pinLoadGenerator, slice, stop, type Workload } from './measure.js'
+import { pinLoadGenerator, slice, stop, summed, type Workload } from './measure.js'
 import { seed } from './seed.js'
 import { benchAuth, listWorkloads, pageWorkloads, recordEtag, recordWorkloads, writeWorkloads } from './service.js'
 import { serveSqlite } from './sqlite-service.js'
@@ -52,7 +52,7 @@ async function main (): Promise<void> {
   process.stderr.write(`${workload.name}: ${WARM_UP_SECONDS} s warm-up, ${seconds} s profiled…\n`)
   await slice(service.server, workload, WARM_UP_SECONDS)
   const from = Number(process.hrtime.bigint() / 1000n)
-  const measured = await slice(service.server, workload, seconds)
+  const measured = summed([await slice(service.server, workload, seconds)])
   await stop(service.server)
   // The profile stays; the seeded file (30 MB and its WAL) goes.
   for (const name of readdirSync(dir).filter(name => name.startsWith('100k.db'))) rmSync(join(dir, name))
@@ -60,7 +60,7 @@ async function main (): Promise<void> {
   if (file === undefined) throw new Error(`the server left no profile in ${dir}`)
   const profile = JSON.parse(readFileSync(join(dir, file), 'utf8')) as CpuProfile
   process.stdout.write([
-    `${workload.name}, under the profiler: ${(measured.requests / measured.seconds).toFixed(0)} req/s, ${(measured.cpu * 1e6 / measured.requests).toFixed(0)} µs CPU per request (kernel ${(measured.kernelCpu * 1e6 / measured.requests).toFixed(0)})${measured.errors > 0 ? `, ${measured.errors} errors` : ''}`,
+    `${workload.name}, under the profiler: ${measured.rps.toFixed(0)} req/s, ${measured.cpuUs.toFixed(0)} µs CPU per request (kernel ${measured.kernelUs.toFixed(0)})${measured.errors > 0 ? `, ${measured.errors} errors` : ''}`,
     '', 'self time (where the samples landed):', ...selfTimes(profile, from, TOP).map(percent),
     '', 'inclusive time of the engine (dist/src; a Fastify hook includes the hooks and the sending after it, which it calls):', ...inclusiveTimes(profile, from, name => name.includes(' dist/src/'), TOP).map(percent),
     '', `profile: ${join(dir, file)} (Chrome DevTools, Performance: load profile)`, ''
