@@ -47,6 +47,7 @@ async function main (): Promise<void> {
   const workload = matching[0]
   if (workload === undefined || matching.length > 1) {
     await stop(service.server)
+    rmSync(dir, { recursive: true, force: true })
     throw new Error(`"${wanted}" names ${matching.length === 0 ? 'no workload' : 'several'}; one of:\n  ${(matching.length === 0 ? workloads : matching).map(item => item.name).join('\n  ')}`)
   }
   process.stderr.write(`${workload.name}: ${WARM_UP_SECONDS} s warm-up, ${seconds} s profiled…\n`)
