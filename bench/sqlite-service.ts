@@ -6,11 +6,11 @@
  */
 import BetterSqlite3 from 'better-sqlite3'
 import { hashApiKey, newApiKey } from '../src/auth/secrets.js'
-import { cursorCodec } from '../src/resources/cursor.js'
+import { cursorCodec, type CursorCodec } from '../src/resources/cursor.js'
 import type { Server } from './measure.js'
 import { startService } from './service.js'
 
-export interface SqliteService { server: Server, apiKey: string, cursors: ReturnType<typeof cursorCodec> }
+export interface SqliteService { server: Server, apiKey: string, cursors: CursorCodec }
 
 /** `nodeFlags` come after `npm start`'s own (a profiler's, say). */
 export async function serveSqlite (file: string, port: number, dataDir: string, nodeFlags: readonly string[] = []): Promise<SqliteService> {
