@@ -17,8 +17,8 @@ import { join } from 'node:path'
 import { inclusiveTimes, selfTimes, type CpuProfile, type Share } from './cpu-profile.js'
 import { pinLoadGenerator, slice, stop, summed, type Workload } from './measure.js'
 import { seed } from './seed.js'
-import { benchAuth, listWorkloads, pageWorkloads, recordEtag, recordWorkloads, writeWorkloads } from './service.js'
-import { serveSqlite } from './sqlite-service.js'
+import { benchAuth } from './service.js'
+import { chosenWorkload, serveSqlite, sqliteWorkloads } from './sqlite-service.js'
 
 pinLoadGenerator()
 
@@ -35,20 +35,14 @@ async function main (): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'resourcery-profile-'))
   process.stderr.write('seeding 100k tasks…\n')
   await seed(join(dir, '100k.db'), 10_000, 100_000)
-  const service = await serveSqlite(join(dir, '100k.db'), PORT, dir, ['--cpu-prof', `--cpu-prof-dir=${dir}`])
-  const auth = benchAuth()
-  const workloads: Workload[] = [
-    ...recordWorkloads(auth, await recordEtag(service.server.base, auth), service.apiKey),
-    ...listWorkloads(service.cursors, auth),
-    ...pageWorkloads(auth),
-    ...writeWorkloads(auth, 100_000)
-  ]
-  const matching = workloads.filter(workload => workload.name.toLowerCase().includes(wanted.toLowerCase()))
-  const workload = matching[0]
-  if (workload === undefined || matching.length > 1) {
+  const service = await serveSqlite(join(dir, '100k.db'), PORT, dir, { nodeFlags: ['--cpu-prof', `--cpu-prof-dir=${dir}`] })
+  let workload: Workload
+  try {
+    workload = chosenWorkload(await sqliteWorkloads(service, benchAuth(), 100_000), wanted)
+  } catch (error) {
     await stop(service.server)
     rmSync(dir, { recursive: true, force: true })
-    throw new Error(`"${wanted}" names ${matching.length === 0 ? 'no workload' : 'several'}; one of:\n  ${(matching.length === 0 ? workloads : matching).map(item => item.name).join('\n  ')}`)
+    throw error
   }
   process.stderr.write(`${workload.name}: ${WARM_UP_SECONDS} s warm-up, ${seconds} s profiled…\n`)
   await slice(service.server, workload, WARM_UP_SECONDS)

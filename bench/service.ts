@@ -6,7 +6,7 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { createSigner } from 'fast-jwt'
-import type { cursorCodec } from '../src/resources/cursor.js'
+import type { CursorCodec } from '../src/resources/cursor.js'
 import { CONNECTIONS, dist, DURATION, pinned, quick, RUNS, start, type Figures, type Server, type Workload } from './measure.js'
 
 /** The HS256 key of the benches' servers (the naive stack's too). */
@@ -17,15 +17,19 @@ export function benchAuth (): Record<string, string> {
   return { authorization: `Bearer ${createSigner({ key: SECRET, algorithm: 'HS256', expiresIn: 3_600_000 })({ sub: 'bench', scope: 'admin' })}` }
 }
 
-/** The Node flags `npm start` gives the server, read from package.json so the bench runs it as production does. */
-function startFlags (): string[] {
-  const { scripts } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { scripts: { start: string } }
+/** The Node flags `npm start` gives the server, read from the package.json beside `build` so the bench runs it as production does. */
+function startFlags (build: string): string[] {
+  const { scripts } = JSON.parse(readFileSync(join(build, '../package.json'), 'utf8')) as { scripts: { start: string } }
   return /\bnode ((?:--\S+ )*)dist\/src\/server\.js/.exec(scripts.start)?.[1]?.split(' ').filter(Boolean) ?? []
 }
 
-/** The built server with the full production stack; the rate limit raised so it counts but never refuses. `nodeFlags` follow `npm start`'s. */
-export async function startService (port: number, env: Record<string, string>, nodeFlags: readonly string[] = []): Promise<Server> {
-  return await start([...startFlags(), ...nodeFlags, join(dist, 'src/server.js')], {
+/**
+ * The built server with the full production stack; the rate limit raised so
+ * it counts but never refuses. `nodeFlags` follow `npm start`'s; `build` is
+ * the dist/ folder to run (another checkout's, to compare with it).
+ */
+export async function startService (port: number, env: Record<string, string>, nodeFlags: readonly string[] = [], build = dist): Promise<Server> {
+  return await start([...startFlags(build), ...nodeFlags, join(build, 'src/server.js')], {
     NODE_ENV: 'production', PORT: String(port), JWT_SECRET: SECRET, RATE_LIMIT_MAX: '100000000', LOG_LEVEL: 'info', ...env
   }, port)
 }
@@ -34,7 +38,7 @@ export async function startService (port: number, env: Record<string, string>, n
 export const RECORD_PATH = '/v1/tasks/12345'
 
 /** The list reads; on SQLite also measured at 1,000,000 tasks, for their growth. */
-export function listWorkloads (cursors: ReturnType<typeof cursorCodec>, auth: Record<string, string>): Workload[] {
+export function listWorkloads (cursors: CursorCodec, auth: Record<string, string>): Workload[] {
   const deepCursor = cursors.encode({ sort: 'id', values: [80_000] })
   // Under a key that can be missing, about 80 % of the way (months 1–12 and the tasks without a date last).
   const dueCursor = cursors.encode({ sort: 'dueDate,id', values: ['2026-10-15', 50_000] })
