@@ -136,7 +136,8 @@ export async function slice (server: Server, workload: Workload, duration: numbe
   return { requests: result.requests.total, seconds, cpu: cpuAfter.total - cpuBefore.total, kernelCpu: cpuAfter.kernel - cpuBefore.kernel, p50: result.latency.p50, p99: result.latency.p99, rssMb: Math.round(peak), errors: result.errors + result.timeouts + wrong }
 }
 
-const median = (values: readonly number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!
+/** The median (of an even count, the upper of the middle two). */
+export const median = (values: readonly number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!
 
 /** A run's figures from its slices: rates over their sums; latency the median slice's, RSS the highest. */
 export function summed (slices: readonly Slice[]): Omit<Figures, 'ratio' | 'baselineRps' | 'cpuRatio'> {

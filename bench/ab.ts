@@ -1,0 +1,117 @@
+/**
+ * npm run bench:ab -- <workload> <git-ref> [rounds] [seconds]: whether a
+ * change made one bench workload faster. Each optimisation is to be recorded
+ * with its before and after; on this shared machine two runs of one build
+ * differ by up to a third, so one run of each proves nothing, and a
+ * hand-made comparison script was written again in each session that needed
+ * one.
+ *
+ * It builds <git-ref> (a commit, a branch, HEAD~1) in a temporary worktree
+ * with this checkout's node_modules, seeds the bench's 100k file once, and
+ * runs the workload (named as for bench:profile) on that build ("before")
+ * and on this one ("after") in turns: after then before, before then after,
+ * and so on, so that drift falls on both alike. Each run serves a fresh copy
+ * of the seeded file (a write workload adds rows), pinned as the bench pins
+ * it, with a warm-up. It prints every run, then the medians and their ratio,
+ * with the lowest and highest ratio within a pair of runs.
+ */
+import { spawnSync } from 'node:child_process'
+import { copyFileSync, existsSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { comparison, type Comparison } from './comparison.js'
+import { dist, pinLoadGenerator, slice, stop, summed, type Workload } from './measure.js'
+import { seed } from './seed.js'
+import { benchAuth } from './service.js'
+import { chosenWorkload, serveSqlite, sqliteWorkloads } from './sqlite-service.js'
+
+pinLoadGenerator()
+
+const USAGE = 'usage: npm run bench:ab -- <workload> <git-ref> [rounds (5)] [seconds (8)]'
+const WARM_UP_SECONDS = 3
+const PORT = 3908
+const TASKS = 100_000
+const root = join(dist, '..')
+
+/** One build's runs; `build` gives its dist/ folder, made on first use. */
+interface Side { readonly label: string, readonly build: () => string, readonly rps: number[], readonly cpuUs: number[] }
+
+/** Runs git in this checkout; its failure is an error that says what git said. */
+function git (...args: string[]): string {
+  const result = spawnSync('git', args, { cwd: root, encoding: 'utf8' })
+  if (result.status !== 0) throw new Error(`git ${args.join(' ')}: ${result.stderr.trim()}`)
+  return result.stdout.trim()
+}
+
+/** `ref`'s dist/ folder, compiled in a worktree under `dir`; its output is shown, as a build's is. */
+function buildRef (ref: string, dir: string): string {
+  const tree = join(dir, 'ref')
+  git('worktree', 'add', '--detach', tree, ref)
+  symlinkSync(join(root, 'node_modules'), join(tree, 'node_modules'))
+  process.stderr.write(`building ${ref}…\n`)
+  spawnSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', tree], { stdio: 'inherit' })
+  const build = join(tree, 'dist')
+  if (!existsSync(join(build, 'src/server.js'))) throw new Error(`${ref} did not build: no dist/src/server.js`)
+  return build
+}
+
+const perSecond = (value: number): string => value.toLocaleString('en-US', { maximumFractionDigits: 0 })
+const told = (name: string, { before, after, ratio, lowestPair, highestPair }: Comparison, unit: string): string =>
+  `${name}: before ${perSecond(before)} ${unit}, after ${perSecond(after)} ${unit}: after / before ${ratio.toFixed(3)} (pairs ${lowestPair.toFixed(3)} to ${highestPair.toFixed(3)})`
+
+async function main (dir: string): Promise<void> {
+  const [wanted, ref, roundsArgument, secondsArgument] = process.argv.slice(2).filter(argument => !argument.startsWith('--'))
+  const rounds = Number(roundsArgument ?? 5)
+  const seconds = Number(secondsArgument ?? 8)
+  if (wanted === undefined || ref === undefined || !Number.isInteger(rounds) || rounds < 1 || !(seconds > 0)) throw new Error(USAGE)
+  const commit = spawnSync('git', ['rev-parse', '--verify', '--quiet', `${ref}^{commit}`], { cwd: root, encoding: 'utf8' }).stdout.trim()
+  if (commit === '') throw new Error(`"${ref}" names no commit of this repository\n${USAGE}`)
+  process.stderr.write('seeding 100k tasks…\n')
+  const seeded = join(dir, 'seeded.db')
+  await seed(seeded, 10_000, TASKS)
+  const auth = benchAuth()
+  let refBuild: string | undefined
+  const after: Side = { label: 'after (this build)', build: () => dist, rps: [], cpuUs: [] }
+  const before: Side = { label: `before (${ref}, ${commit.slice(0, 9)})`, build: () => (refBuild ??= buildRef(ref, dir)), rps: [], cpuUs: [] }
+  let workload: Workload | undefined
+  for (let round = 0; round < rounds; round++) {
+    // This build first: a workload name that matches nothing fails before the other build is made.
+    for (const side of round % 2 === 0 ? [after, before] : [before, after]) {
+      const build = side.build()
+      const file = join(dir, 'run.db')
+      for (const suffix of ['', '-wal', '-shm']) rmSync(file + suffix, { force: true })
+      copyFileSync(seeded, file)
+      const service = await serveSqlite(file, PORT, dir, { build })
+      try {
+        workload ??= chosenWorkload(await sqliteWorkloads(service, auth, TASKS), wanted)
+        if (round === 0 && side === after) process.stderr.write(`${workload.name}: ${rounds} rounds of ${seconds} s, each after ${WARM_UP_SECONDS} s of warm-up\n`)
+        // The 304 workload's ETag is the seeded record's, the same in every copy.
+        await slice(service.server, workload, WARM_UP_SECONDS)
+        const measured = summed([await slice(service.server, workload, seconds)])
+        side.rps.push(measured.rps)
+        side.cpuUs.push(measured.cpuUs)
+        process.stdout.write(`round ${round + 1}  ${side.label.padEnd(32)} ${perSecond(measured.rps).padStart(7)} req/s  ${measured.cpuUs.toFixed(0).padStart(4)} µs/req  p99 ${measured.p99} ms${measured.errors > 0 ? `  ${measured.errors} errors` : ''}\n`)
+      } finally {
+        await stop(service.server)
+      }
+    }
+  }
+  process.stdout.write([
+    '',
+    told('throughput', comparison(before.rps, after.rps), 'req/s'),
+    told('server CPU per request', comparison(before.cpuUs, after.cpuUs), 'µs'),
+    ''
+  ].join('\n'))
+}
+
+const dir = mkdtempSync(join(tmpdir(), 'resourcery-ab-'))
+try {
+  await main(dir)
+} catch (error: unknown) {
+  // A wrong argument is told as a usage message, not a stack trace.
+  process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`)
+  process.exitCode = 2
+} finally {
+  if (existsSync(join(dir, 'ref'))) git('worktree', 'remove', '--force', join(dir, 'ref'))
+  rmSync(dir, { recursive: true, force: true })
+}
