@@ -55,9 +55,10 @@ function buildRef (ref: string, dir: string): string {
   return build
 }
 
-const perSecond = (value: number): string => value.toLocaleString('en-US', { maximumFractionDigits: 0 })
+/** A figure rounded to a whole number, with thousands separated. */
+const whole = (value: number): string => value.toLocaleString('en-US', { maximumFractionDigits: 0 })
 const told = (name: string, { before, after, ratio, lowestPair, highestPair }: Comparison, unit: string): string =>
-  `${name}: before ${perSecond(before)} ${unit}, after ${perSecond(after)} ${unit}: after / before ${ratio.toFixed(3)} (pairs ${lowestPair.toFixed(3)} to ${highestPair.toFixed(3)})`
+  `${name}: before ${whole(before)} ${unit}, after ${whole(after)} ${unit}: after / before ${ratio.toFixed(3)} (pairs ${lowestPair.toFixed(3)} to ${highestPair.toFixed(3)})`
 
 async function main (dir: string): Promise<void> {
   const [wanted, ref, roundsArgument, secondsArgument] = process.argv.slice(2).filter(argument => !argument.startsWith('--'))
@@ -90,7 +91,7 @@ async function main (dir: string): Promise<void> {
         const measured = summed([await slice(service.server, workload, seconds)])
         side.rps.push(measured.rps)
         side.cpuUs.push(measured.cpuUs)
-        process.stdout.write(`round ${round + 1}  ${side.label.padEnd(32)} ${perSecond(measured.rps).padStart(7)} req/s  ${measured.cpuUs.toFixed(0).padStart(4)} µs/req  p99 ${measured.p99} ms${measured.errors > 0 ? `  ${measured.errors} errors` : ''}\n`)
+        process.stdout.write(`round ${round + 1}  ${side.label.padEnd(32)} ${whole(measured.rps).padStart(7)} req/s  ${measured.cpuUs.toFixed(0).padStart(4)} µs/req  p99 ${measured.p99} ms${measured.errors > 0 ? `  ${measured.errors} errors` : ''}\n`)
       } finally {
         await stop(service.server)
       }
