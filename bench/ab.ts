@@ -22,8 +22,8 @@ import { join } from 'node:path'
 import { comparison, type Comparison } from './comparison.js'
 import { dist, pinLoadGenerator, slice, stop, summed, type Workload } from './measure.js'
 import { seed } from './seed.js'
-import { benchAuth } from './service.js'
-import { chosenWorkload, serveSqlite, sqliteWorkloads } from './sqlite-service.js'
+import { allWorkloads, benchAuth } from './service.js'
+import { chosenWorkload, serveSqlite, target } from './sqlite-service.js'
 
 pinLoadGenerator()
 
@@ -84,7 +84,7 @@ async function main (dir: string): Promise<void> {
       copyFileSync(seeded, file)
       const service = await serveSqlite(file, PORT, dir, { build })
       try {
-        workload ??= chosenWorkload(await sqliteWorkloads(service, auth, TASKS), wanted)
+        workload ??= chosenWorkload(await allWorkloads(target(service), auth, TASKS), wanted)
         if (round === 0 && side === after) process.stderr.write(`${workload.name}: ${rounds} rounds of ${seconds} s, each after ${WARM_UP_SECONDS} s of warm-up\n`)
         // The 304 workload's ETag is the seeded record's, the same in every copy.
         await slice(service.server, workload, WARM_UP_SECONDS)

@@ -19,8 +19,8 @@ import { join } from 'node:path'
 import pg from 'pg'
 import { cursorCodec } from '../src/resources/cursor.js'
 import { seedPostgres } from './seed.js'
-import { dist, HELLO, measure, pinLoadGenerator, start, stop, type Server, type Workload } from './measure.js'
-import { benchAuth, listWorkloads, pageWorkloads, recordEtag, recordWorkloads, resultsTable, startService, writeResults, writeWorkloads } from './service.js'
+import { dist, HELLO, measure, pinLoadGenerator, start, stop, type Server } from './measure.js'
+import { allWorkloads, benchAuth, resultsTable, startService, writeResults } from './service.js'
 
 pinLoadGenerator()
 
@@ -57,12 +57,7 @@ async function main (): Promise<void> {
     const secret = await withClient(url.toString(), async client =>
       (await client.query<{ value: string }>("select value from resourcery_secrets where name = 'cursor-signing'")).rows[0]!.value)
     const auth = benchAuth()
-    const workloads: Workload[] = [
-      ...recordWorkloads(auth, await recordEtag(service.base, auth)),
-      ...listWorkloads(cursorCodec(Buffer.from(secret, 'base64')), auth),
-      ...pageWorkloads(auth),
-      ...writeWorkloads(auth, 100_000)
-    ]
+    const workloads = await allWorkloads({ base: service.base, cursors: cursorCodec(Buffer.from(secret, 'base64')) }, auth, 100_000)
     for (const workload of workloads) {
       process.stderr.write(`postgres: ${workload.name}…\n`)
       record(`${workload.name} [postgres]`, await measure(service, workload, hello))

@@ -17,8 +17,8 @@ import { join } from 'node:path'
 import { inclusiveTimes, selfTimes, type CpuProfile, type Share } from './cpu-profile.js'
 import { pinLoadGenerator, slice, stop, summed, type Workload } from './measure.js'
 import { seed } from './seed.js'
-import { benchAuth } from './service.js'
-import { chosenWorkload, serveSqlite, sqliteWorkloads } from './sqlite-service.js'
+import { allWorkloads, benchAuth } from './service.js'
+import { chosenWorkload, serveSqlite, target } from './sqlite-service.js'
 
 pinLoadGenerator()
 
@@ -38,7 +38,7 @@ async function main (): Promise<void> {
   const service = await serveSqlite(join(dir, '100k.db'), PORT, dir, { nodeFlags: ['--cpu-prof', `--cpu-prof-dir=${dir}`] })
   let workload: Workload
   try {
-    workload = chosenWorkload(await sqliteWorkloads(service, benchAuth(), 100_000), wanted)
+    workload = chosenWorkload(await allWorkloads(target(service), benchAuth(), 100_000), wanted)
   } catch (error) {
     await stop(service.server)
     rmSync(dir, { recursive: true, force: true })

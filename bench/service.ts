@@ -83,6 +83,19 @@ export function writeWorkloads (auth: Record<string, string>, tasks: number): Wo
   ]
 }
 
+/** What the workloads need of a running service: where it is, its cursor key, and an API key when it has one. */
+export interface Target { readonly base: string, readonly cursors: CursorCodec, readonly apiKey?: string }
+
+/** Every workload the benches measure on `tasks` tasks, in their order: the 304 one with its record's ETag now. */
+export async function allWorkloads ({ base, cursors, apiKey }: Target, auth: Record<string, string>, tasks: number): Promise<Workload[]> {
+  return [
+    ...recordWorkloads(auth, await recordEtag(base, auth), apiKey),
+    ...listWorkloads(cursors, auth),
+    ...pageWorkloads(auth),
+    ...writeWorkloads(auth, tasks)
+  ]
+}
+
 /** A run's results by workload, and the table printed of them, filled by `record`. */
 export interface Results {
   readonly results: Record<string, Figures>

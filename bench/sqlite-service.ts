@@ -8,9 +8,12 @@ import BetterSqlite3 from 'better-sqlite3'
 import { hashApiKey, newApiKey } from '../src/auth/secrets.js'
 import { cursorCodec, type CursorCodec } from '../src/resources/cursor.js'
 import type { Server, Workload } from './measure.js'
-import { listWorkloads, pageWorkloads, recordEtag, recordWorkloads, startService, writeWorkloads } from './service.js'
+import { startService, type Target } from './service.js'
 
 export interface SqliteService { server: Server, apiKey: string, cursors: CursorCodec }
+
+/** The service as the workloads address it (allWorkloads). */
+export const target = ({ server, cursors, apiKey }: SqliteService): Target => ({ base: server.base, cursors, apiKey })
 
 export interface ServeOptions {
   /** Node flags after `npm start`'s own (a profiler's, say). */
@@ -27,16 +30,6 @@ export async function serveSqlite (file: string, port: number, dataDir: string, 
   const secretRow = db.prepare("select value from resourcery_secrets where name = 'cursor-signing'").get() as { value: string }
   db.close()
   return { server, apiKey: key.key, cursors: cursorCodec(Buffer.from(secretRow.value, 'base64')) }
-}
-
-/** Every workload the bench measures on a 100k file, for `service`: the 304 one with its record's ETag now. */
-export async function sqliteWorkloads (service: SqliteService, auth: Record<string, string>, tasks: number): Promise<Workload[]> {
-  return [
-    ...recordWorkloads(auth, await recordEtag(service.server.base, auth), service.apiKey),
-    ...listWorkloads(service.cursors, auth),
-    ...pageWorkloads(auth),
-    ...writeWorkloads(auth, tasks)
-  ]
 }
 
 /**
