@@ -20,7 +20,7 @@ import { copyFileSync, existsSync, mkdtempSync, rmSync, symlinkSync } from 'node
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { comparison, type Comparison } from './comparison.js'
-import { dist, pinLoadGenerator, slice, stop, summed, type Workload } from './measure.js'
+import { dist, pinLoadGenerator, slice, stop, summed, type Server, type Workload } from './measure.js'
 import { seed } from './seed.js'
 import { allWorkloads, benchAuth } from './service.js'
 import { chosenWorkload, serveSqlite, target } from './sqlite-service.js'
@@ -32,6 +32,8 @@ const WARM_UP_SECONDS = 3
 const PORT = 3908
 const TASKS = 100_000
 const root = join(dist, '..')
+/** The server of the run under way, which an interruption stops. */
+let serving: Server | undefined
 
 /** One build's runs; `build` gives its dist/ folder, made on first use. */
 interface Side { readonly label: string, readonly build: () => string, readonly rps: number[], readonly cpuUs: number[] }
@@ -83,6 +85,7 @@ async function main (dir: string): Promise<void> {
       for (const suffix of ['', '-wal', '-shm']) rmSync(file + suffix, { force: true })
       copyFileSync(seeded, file)
       const service = await serveSqlite(file, PORT, dir, { build })
+      serving = service.server
       try {
         workload ??= chosenWorkload(await allWorkloads(target(service), auth, TASKS), wanted)
         if (round === 0 && side === after) process.stderr.write(`${workload.name}: ${rounds} rounds of ${seconds} s, each after ${WARM_UP_SECONDS} s of warm-up\n`)
@@ -94,6 +97,7 @@ async function main (dir: string): Promise<void> {
         process.stdout.write(`round ${round + 1}  ${side.label.padEnd(32)} ${whole(measured.rps).padStart(7)} req/s  ${measured.cpuUs.toFixed(0).padStart(4)} µs/req  p99 ${measured.p99} ms${measured.errors > 0 ? `  ${measured.errors} errors` : ''}\n`)
       } finally {
         await stop(service.server)
+        serving = undefined
       }
     }
   }
@@ -106,6 +110,20 @@ async function main (dir: string): Promise<void> {
 }
 
 const dir = mkdtempSync(join(tmpdir(), 'resourcery-ab-'))
+/** Removes the worktree (else git keeps it registered, and the ref checked out there) and the temporary files. */
+function cleanUp (): void {
+  if (existsSync(join(dir, 'ref'))) git('worktree', 'remove', '--force', join(dir, 'ref'))
+  rmSync(dir, { recursive: true, force: true })
+}
+// Ctrl-C or a kill: the run stops its server and cleans up before it goes.
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    process.stderr.write(`${signal}: stopped, removing ${dir}\n`)
+    serving?.child.kill('SIGKILL')
+    cleanUp()
+    process.exit(130)
+  })
+}
 try {
   await main(dir)
 } catch (error: unknown) {
@@ -113,6 +131,5 @@ try {
   process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`)
   process.exitCode = 2
 } finally {
-  if (existsSync(join(dir, 'ref'))) git('worktree', 'remove', '--force', join(dir, 'ref'))
-  rmSync(dir, { recursive: true, force: true })
+  cleanUp()
 }
