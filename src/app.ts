@@ -36,7 +36,7 @@ import jsonBody from './plugins/json-body.js'
 import { trackRouteMethods } from './plugins/method-not-allowed.js'
 import openapi from './plugins/openapi.js'
 import pathHeaders from './plugins/path-headers.js'
-import problems, { clientErrorHandler, notFound, routingErrorHandler } from './plugins/problems.js'
+import problems, { answerUnknownPaths, clientErrorHandler, routingErrorHandler } from './plugins/problems.js'
 import unroutable, { routingRefusals } from './plugins/unroutable.js'
 import rateLimits, { tokenEndpointLimit } from './plugins/rate-limit.js'
 import requestLimits from './plugins/request-limits.js'
@@ -142,7 +142,7 @@ export async function buildApp ({ config, definitions, store: givenStore, logStr
   await app.register(rateLimits, {
     max: config.rateLimitMax, windowSeconds, scopeLimits: parseScopeLimits(config.rateLimitScopes), tokenMax: config.tokenRateLimitMax, redisUrl: config.redisUrl
   })
-  app.setNotFoundHandler({ preHandler: app.rateLimit() }, notFound)
+  answerUnknownPaths(app)
   await app.register(unroutable)
   await app.register(caching)
   await app.register(documentedHeaders)

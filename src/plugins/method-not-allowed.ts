@@ -1,8 +1,8 @@
 /**
  * Fastify answers 404 for a known path with an unknown method. This records
  * the methods of every path as routes are added and, once they all are,
- * registers one hidden route per path that answers the rest: 405 with `Allow`,
- * and OPTIONS with 204 + `Allow`.
+ * registers one hidden route per path that answers the rest: 405 with `Allow`
+ * (before the body is read), and OPTIONS with 204 + `Allow`.
  */
 import { METHODS as NODE_METHODS } from 'node:http'
 import type { FastifyInstance } from 'fastify'
@@ -54,10 +54,16 @@ export function trackRouteMethods (app: FastifyInstance): MethodTracker {
           schema: { hide: true },
           // The path's own headers (path-headers.ts), on its 405 and OPTIONS answers too.
           config: { [fallbackMarker]: true, public: true, pathHeaders: headersByUrl.get(url) },
-          handler: async function methodNotAllowed (request, reply) {
+          // Before the body is parsed: a method the path lacks is its answer, whatever the body (a 415 would
+          // say to send JSON, which would then be refused too), and Fastify's own check that a QUERY has
+          // a Content-Type runs with the parsing.
+          preParsing: function refuseMethod (request, reply, payload, done) {
             reply.header('allow', allow)
-            if (request.method === 'OPTIONS') return await reply.code(204).send()
-            throw new MethodNotAllowed(`${request.method} is not allowed here; allowed: ${allow}`)
+            if (request.method === 'OPTIONS') done(null, payload)
+            else done(new MethodNotAllowed(`${request.method} is not allowed here; allowed: ${allow}`))
+          },
+          handler: async function listMethods (_request, reply) {
+            return await reply.code(204).send()
           }
         })
       }

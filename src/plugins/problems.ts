@@ -2,11 +2,11 @@
  * One error path for the whole service: the error handler, the not-found
  * handler and the raw-socket client-error handler all answer with RFC 9457
  * problem details, and unexpected errors are logged, never shown. (app.ts
- * installs `notFound` after rate limiting, so unknown paths are limited too.)
+ * installs answerUnknownPaths after rate limiting, so unknown paths are limited too.)
  */
 import { maxHeaderSize, STATUS_CODES } from 'node:http'
 import type { Socket } from 'node:net'
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, RequestPayload } from 'fastify'
 import fp from 'fastify-plugin'
 import { annotationOf, BodyTooLarge, RouteNotFound, UnknownVersion, UnsupportedMediaType } from '../errors.js'
 import { PROBLEM_MEDIA_TYPE, Problem, problemBody, toProblem } from '../http/problem.js'
@@ -59,14 +59,40 @@ function sendProblem (request: FastifyRequest, reply: FastifyReply, original: un
   return reply.code(answer.status).header('cache-control', 'no-store').type(PROBLEM_MEDIA_TYPE).send(answer.body)
 }
 
-/** Unknown paths (and unknown versions) answer 404 problems; registered once rate limiting exists. */
-export function notFound (request: FastifyRequest, reply: FastifyReply): FastifyReply {
+/** The 404 for a path no route has: an unknown version, or nothing there. */
+function unknownPath (request: FastifyRequest): Error {
   const path = instanceOf(request.url)
   const version = /^\/v([^/]+)(\/|$)/.exec(path)?.[1]
   if (version !== undefined && !API_VERSIONS.includes(version)) {
-    return sendProblem(request, reply, new UnknownVersion(`${requestedVersion(request, version)} does not exist; available: ${API_VERSIONS.join(', ')}`))
+    return new UnknownVersion(`${requestedVersion(request, version)} does not exist; available: ${API_VERSIONS.join(', ')}`)
   }
-  return sendProblem(request, reply, new RouteNotFound(`nothing is at ${request.method} ${path}${versionHint(request, path, version)}`))
+  return new RouteNotFound(`nothing is at ${request.method} ${path}${versionHint(request, path, version)}`)
+}
+
+export function notFound (request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  return sendProblem(request, reply, unknownPath(request))
+}
+
+/**
+ * Unknown paths (and unknown versions) answer 404 problems, counted by the
+ * rate limiter as every /v1 request is; call once rate limiting exists. They
+ * are answered in preParsing, after the hooks every answer gets and before
+ * the body is read: whatever the body, nothing is there to take it (a 415 or
+ * a 400 for its JSON would send the client fixing the wrong thing), and
+ * Fastify's own check that a QUERY has a Content-Type runs with the parsing.
+ */
+export function answerUnknownPaths (app: FastifyInstance): void {
+  const countUnknownPath = app.rateLimit()
+  app.addHook('preParsing', function refuseUnknownPath (request: FastifyRequest, reply: FastifyReply, payload: RequestPayload, done: (error: Error | null, payload?: RequestPayload) => void) {
+    if (!request.is404) {
+      done(null, payload)
+      return
+    }
+    // A 429 is thrown with its headers set; otherwise the count's headers are set and the 404 follows.
+    countUnknownPath.call(app, request, reply).then(() => { done(unknownPath(request)) }, done)
+  })
+  // The not-found context's handler, which the hook above leaves nothing to do; Fastify's own would answer plain JSON.
+  app.setNotFoundHandler(notFound)
 }
 
 /**

@@ -114,6 +114,31 @@ t.test('a known path with a method it lacks is 405 with Allow; OPTIONS lists the
   assertProblem(t, await app.inject({ method: 'PROPFIND' as 'GET', url: '/v1/nothing-here' }), 404, 'not-found')
 })
 
+t.test('a path or method that does not exist is told before the body is read: its 404 or 405 comes before 415, 400 or QUERY\'s missing Content-Type', async t => {
+  const app = await buildTestApp(t)
+  const sent = [
+    { what: 'a body no route here takes', headers: { 'content-type': 'text/plain' }, payload: 'x' },
+    { what: 'malformed JSON', headers: { 'content-type': 'application/json' }, payload: '{bad' },
+    { what: 'a JSON body', headers: { 'content-type': 'application/json' }, payload: '{"name":"x"}' },
+    { what: 'no body', headers: {}, payload: undefined }
+  ]
+  for (const { what, headers, payload } of sent) {
+    for (const [method, url, allow] of [['POST', '/v1/projects/1', 'GET, HEAD, PUT, PATCH, DELETE, OPTIONS'], ['PUT', '/v1/projects', 'GET, HEAD, POST, OPTIONS'], ['POST', '/health', 'GET, HEAD, OPTIONS'], ['QUERY', '/v1/projects/1/tasks', 'GET, HEAD, POST, OPTIONS']] as const) {
+      // Without credentials too: which methods a path has is no secret (Allow says so), and no credential changes it.
+      const refused = await app.inject({ method: method as 'POST', url, headers, ...(payload === undefined ? {} : { payload }) })
+      t.match(assertProblem(t, refused, 405, 'method-not-allowed').detail, new RegExp(`^${method} is not allowed here`), `${method} ${url}, ${what}`)
+      t.equal(refused.headers.allow, allow, `${method} ${url}, ${what}: Allow`)
+    }
+    for (const [method, url] of [['POST', '/nope'], ['PATCH', '/v1/nothing-here'], ['QUERY', '/v1/nothing-here']] as const) {
+      const missing = await app.inject({ method: method as 'POST', url, headers: { authorization: ADMIN, ...headers }, ...(payload === undefined ? {} : { payload }) })
+      t.equal(assertProblem(t, missing, 404, 'not-found').detail, `nothing is at ${method} ${url}`, `${method} ${url}, ${what}`)
+      t.ok(missing.headers['x-ratelimit-remaining'], `${method} ${url}, ${what}: counted as every /v1 request is`)
+    }
+  }
+  const unknownVersion = await app.inject({ method: 'POST', url: '/v9/projects', headers: { 'content-type': 'application/json' }, payload: '{bad' })
+  assertProblem(t, unknownVersion, 404, 'unknown-version')
+})
+
 t.test('bodies that are not JSON, or not UTF-8 by their label, are 415 saying what is accepted', async t => {
   const app = await buildTestApp(t)
   const project = await createProject(app)
