@@ -10,6 +10,8 @@ import { MethodNotAllowed } from '../errors.js'
 
 /** The methods a path may have, in the order `Allow` lists them. */
 const SERVED = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']
+/** `Allow` for `OPTIONS *`, which asks about the server as a whole (RFC 9110 §9.3.7). */
+export const SERVER_ALLOW = SERVED.join(', ')
 /**
  * Every method Node's parser accepts (CONNECT never reaches a route): Fastify
  * routes only the common ones and TRACE unless told, so TRACE aside, any

@@ -13,6 +13,7 @@ import { PROBLEM_MEDIA_TYPE, Problem, problemBody, toProblem } from '../http/pro
 import { instanceOf } from '../http/instance.js'
 import { parserErrorStatus, type ParserError } from '../http/parser-error-status.js'
 import { noteRefusal } from '../http/request-log.js'
+import { SERVER_ALLOW } from './method-not-allowed.js'
 import { malformedPath, overlongSegment } from '../http/unroutable-path.js'
 import { API_VERSIONS, CURRENT_VERSION } from '../http/versions.js'
 import type { HeaderSet } from './security.js'
@@ -80,6 +81,7 @@ export function notFound (request: FastifyRequest, reply: FastifyReply): Fastify
  * the body is read: whatever the body, nothing is there to take it (a 415 or
  * a 400 for its JSON would send the client fixing the wrong thing), and
  * Fastify's own check that a QUERY has a Content-Type runs with the parsing.
+ * The one target the router cannot hold, `OPTIONS *`, is answered here too.
  */
 export function answerUnknownPaths (app: FastifyInstance): void {
   const countUnknownPath = app.rateLimit()
@@ -89,7 +91,11 @@ export function answerUnknownPaths (app: FastifyInstance): void {
       return
     }
     // A 429 is thrown with its headers set; otherwise the count's headers are set and the 404 follows.
-    countUnknownPath.call(app, request, reply).then(() => { done(unknownPath(request)) }, done)
+    countUnknownPath.call(app, request, reply).then(() => {
+      // `OPTIONS *` has no path for the router to find: it asks what the server as a whole allows.
+      if (request.method === 'OPTIONS' && request.url === '*') reply.code(204).header('allow', SERVER_ALLOW).send()
+      else done(unknownPath(request))
+    }, done)
   })
   // The not-found context's handler, which the hook above leaves nothing to do; Fastify's own would answer plain JSON.
   app.setNotFoundHandler(notFound)

@@ -114,6 +114,29 @@ t.test('a known path with a method it lacks is 405 with Allow; OPTIONS lists the
   assertProblem(t, await app.inject({ method: 'PROPFIND' as 'GET', url: '/v1/nothing-here' }), 404, 'not-found')
 })
 
+t.test('OPTIONS * asks about the server as a whole: 204 with every method it serves (RFC 9110 §9.3.7)', async t => {
+  const app = await buildTestApp(t)
+  const port = Number(new URL(await listen(app)).port)
+  // light-my-request turns a target of `*` into `/*`, so this one goes over a socket.
+  const exchange = async (request: string): Promise<string> => await new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1', () => socket.end(request))
+    let data = ''
+    socket.on('data', chunk => { data += chunk.toString() })
+    socket.on('end', () => resolve(data))
+    socket.on('error', reject)
+  })
+  const server = await exchange('OPTIONS * HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n')
+  t.match(server, /^HTTP\/1\.1 204 /)
+  t.match(server, /\r\nallow: GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS\r\n/)
+  t.match(server, /\r\nx-ratelimit-remaining: \d+\r\n/, 'counted like any other request')
+  t.match(server, /\r\nx-content-type-options: nosniff\r\n/)
+  t.notMatch(server, /content-length: [1-9]/, 'no body')
+  // Only OPTIONS takes `*`: any other method with it names nothing.
+  const other = await exchange('GET * HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n')
+  t.match(other, /^HTTP\/1\.1 404 /)
+  t.match(JSON.parse(other.slice(other.indexOf('\r\n\r\n') + 4)), { status: 404, detail: 'nothing is at GET *' })
+})
+
 t.test('a path or method that does not exist is told before the body is read: its 404 or 405 comes before 415, 400 or QUERY\'s missing Content-Type', async t => {
   const app = await buildTestApp(t)
   const sent = [
