@@ -142,7 +142,7 @@ export async function buildApp ({ config, definitions, store: givenStore, logStr
   await app.register(rateLimits, {
     max: config.rateLimitMax, windowSeconds, scopeLimits: parseScopeLimits(config.rateLimitScopes), tokenMax: config.tokenRateLimitMax, redisUrl: config.redisUrl
   })
-  answerUnknownPaths(app)
+  answerUnknownPaths(app, () => methods.serverAllow())
   await app.register(unroutable)
   await app.register(caching)
   await app.register(documentedHeaders)

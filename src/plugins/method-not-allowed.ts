@@ -10,8 +10,6 @@ import { MethodNotAllowed } from '../errors.js'
 
 /** The methods a path may have, in the order `Allow` lists them. */
 const SERVED = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']
-/** `Allow` for `OPTIONS *`, which asks about the server as a whole (RFC 9110 §9.3.7). */
-export const SERVER_ALLOW = SERVED.join(', ')
 /**
  * Every method Node's parser accepts (CONNECT never reaches a route): Fastify
  * routes only the common ones and TRACE unless told, so TRACE aside, any
@@ -29,6 +27,8 @@ declare module 'fastify' {
 export interface MethodTracker {
   /** Registers the 405 / OPTIONS routes; call after every other route is registered. */
   registerFallbacks (app: FastifyInstance): void
+  /** `Allow` for `OPTIONS *`, which asks about the server as a whole (RFC 9110 §9.3.7): the methods of every path. */
+  serverAllow (): string
 }
 
 export function trackRouteMethods (app: FastifyInstance): MethodTracker {
@@ -44,10 +44,14 @@ export function trackRouteMethods (app: FastifyInstance): MethodTracker {
     if (route.config?.pathHeaders !== undefined) headersByUrl.set(route.url, route.config.pathHeaders)
   })
 
+  const allowOf = (methods: ReadonlySet<string>): string => SERVED.filter(method => methods.has(method) || method === 'OPTIONS').join(', ')
   return {
+    serverAllow (): string {
+      return allowOf(new Set([...methodsByUrl.values()].flatMap(methods => [...methods])))
+    },
     registerFallbacks (target: FastifyInstance): void {
       for (const [url, methods] of methodsByUrl) {
-        const allow = SERVED.filter(method => methods.has(method) || method === 'OPTIONS').join(', ')
+        const allow = allowOf(methods)
         const missing = [...SERVED, ...REFUSED].filter(method => !methods.has(method))
         if (missing.length === 0) continue
         target.route({

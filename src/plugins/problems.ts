@@ -13,7 +13,6 @@ import { PROBLEM_MEDIA_TYPE, Problem, problemBody, toProblem } from '../http/pro
 import { instanceOf } from '../http/instance.js'
 import { parserErrorStatus, type ParserError } from '../http/parser-error-status.js'
 import { noteRefusal } from '../http/request-log.js'
-import { SERVER_ALLOW } from './method-not-allowed.js'
 import { malformedPath, overlongSegment } from '../http/unroutable-path.js'
 import { API_VERSIONS, CURRENT_VERSION } from '../http/versions.js'
 import type { HeaderSet } from './security.js'
@@ -83,7 +82,7 @@ export function notFound (request: FastifyRequest, reply: FastifyReply): Fastify
  * Fastify's own check that a QUERY has a Content-Type runs with the parsing.
  * The one target the router cannot hold, `OPTIONS *`, is answered here too.
  */
-export function answerUnknownPaths (app: FastifyInstance): void {
+export function answerUnknownPaths (app: FastifyInstance, serverAllow: () => string): void {
   const countUnknownPath = app.rateLimit()
   app.addHook('preParsing', function refuseUnknownPath (request: FastifyRequest, reply: FastifyReply, payload: RequestPayload, done: (error: Error | null, payload?: RequestPayload) => void) {
     if (!request.is404) {
@@ -93,7 +92,7 @@ export function answerUnknownPaths (app: FastifyInstance): void {
     // A 429 is thrown with its headers set; otherwise the count's headers are set and the 404 follows.
     countUnknownPath.call(app, request, reply).then(() => {
       // `OPTIONS *` has no path for the router to find: it asks what the server as a whole allows.
-      if (request.method === 'OPTIONS' && request.url === '*') reply.code(204).header('allow', SERVER_ALLOW).send()
+      if (request.method === 'OPTIONS' && request.url === '*') reply.code(204).header('allow', serverAllow()).send()
       else done(unknownPath(request))
     }, done)
   })
