@@ -31,11 +31,7 @@
 import type { Server as HttpServer, ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
 import { Server as TlsServer, type TLSSocket } from 'node:tls'
-
-/** A connection's socket and the answer it is sending: the field Node's own sweep reads to tell an idle connection. */
-interface HttpSocket extends Socket {
-  _httpMessage?: ServerResponse | null
-}
+import type { HttpSocket } from './socket-answers.js'
 
 /** How long into the drain (or after it became ready, if later) a connection may go without a request reaching the service. */
 const REQUEST_GRACE_MS = 1000

@@ -13,6 +13,7 @@ import { PROBLEM_MEDIA_TYPE, Problem, problemBody, toProblem } from '../http/pro
 import { instanceOf } from '../http/instance.js'
 import { parserErrorStatus, type ParserError } from '../http/parser-error-status.js'
 import { noteRefusal } from '../http/request-log.js'
+import { afterOwedAnswers } from '../http/socket-answers.js'
 import { malformedPath, overlongSegment } from '../http/unroutable-path.js'
 import { API_VERSIONS, CURRENT_VERSION } from '../http/versions.js'
 import type { HeaderSet } from './security.js'
@@ -141,14 +142,22 @@ export function routingErrorHandler (securityHeaders: HeaderSet) {
  * Errors Node's HTTP parser meets before Fastify sees a request (malformed
  * request line, headers too large, timeouts) are answered on the raw socket,
  * where no hook runs: the problem, and the headers every answer carries that
- * do not need a request (there is none to count or to log).
+ * do not need a request (there is none to count or to log). Requests read
+ * before it on the connection (pipelined) are answered first: the parser can
+ * meet the error in the same read as them, before their handlers finish, and
+ * a refusal that closed the connection then lost their answers, a committed
+ * write's 201 among them.
  */
 export function clientErrorHandler (securityHeaders: HeaderSet) {
+  // A parser that failed fails again on every later read, and the connection is refused once.
+  const refused = new WeakSet<Socket>()
   return function clientError (error: ParserError, socket: Socket): void {
     if (error.code === 'ECONNRESET' || !socket.writable) {
       socket.destroy()
       return
     }
+    if (refused.has(socket)) return
+    refused.add(socket)
     const status = parserErrorStatus(error)
     const requestId = crypto.randomUUID()
     const detail = status === 414
@@ -159,7 +168,11 @@ export function clientErrorHandler (securityHeaders: HeaderSet) {
       ['content-type', PROBLEM_MEDIA_TYPE], ['content-length', String(Buffer.byteLength(body))], ['cache-control', 'no-store'], ['x-request-id', requestId],
       ...securityHeaders, ['connection', 'close']
     ]
-    socket.end([`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}`, ...headers.map(([name, value]) => `${name}: ${value}`), '', body].join('\r\n'))
+    const refusal = [`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}`, ...headers.map(([name, value]) => `${name}: ${value}`), '', body].join('\r\n')
+    afterOwedAnswers(socket, () => {
+      if (socket.writable) socket.end(refusal)
+      else socket.destroy()
+    })
   }
 }
 

@@ -1,0 +1,25 @@
+/**
+ * The answers a connection owes. Node keeps them on the socket: the one being
+ * written as `_httpMessage` (the field its own idle sweep reads) and the
+ * answers to requests pipelined behind it in a queue that hands the next one
+ * over as each is written. Both the drain (idle-sweep.ts) and the refusal of
+ * a request Node could not read (problems.ts) must wait for them.
+ */
+import type { ServerResponse } from 'node:http'
+import type { Socket } from 'node:net'
+
+/** A connection's socket and the answer it is sending. */
+export interface HttpSocket extends Socket {
+  _httpMessage?: ServerResponse | null
+}
+
+/**
+ * Runs `then` once every answer owed on `socket` is written or abandoned. An
+ * answer's 'close' comes after Node has handed the socket to the next queued
+ * answer, so each is waited for in its turn, in order.
+ */
+export function afterOwedAnswers (socket: HttpSocket, then: () => void): void {
+  const answer = socket._httpMessage
+  if (answer == null) then()
+  else answer.once('close', () => { afterOwedAnswers(socket, then) })
+}
