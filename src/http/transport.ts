@@ -48,7 +48,13 @@ export function trustProxyFault (value: string): string | undefined {
 const DEADLINE_CHECK_MS = 1000
 
 export function transportOptions (config: Config, tls: TlsMaterial | undefined): Record<string, unknown> {
-  const timeouts = { headersTimeout: config.headersTimeoutMs, requestTimeout: config.requestTimeoutMs, connectionsCheckingInterval: DEADLINE_CHECK_MS }
+  const server = {
+    headersTimeout: config.headersTimeoutMs,
+    requestTimeout: config.requestTimeoutMs,
+    connectionsCheckingInterval: DEADLINE_CHECK_MS,
+    // Node's refusal of a request without Host is an empty 400 sent below every hook: host-header.ts refuses it instead.
+    requireHostHeader: false
+  }
   return {
     trustProxy: trustProxy(config.trustProxy),
     keepAliveTimeout: config.keepAliveTimeoutMs,
@@ -56,9 +62,9 @@ export function transportOptions (config: Config, tls: TlsMaterial | undefined):
     http2SessionTimeout: config.keepAliveTimeoutMs,
     requestTimeout: config.requestTimeoutMs,
     ...(tls === undefined
-      ? { http: timeouts }
+      ? { http: server }
       : config.http2 === '1'
-        ? { http2: true, https: { ...tls, allowHTTP1: true, ...timeouts } }
-        : { https: { ...tls, ...timeouts } })
+        ? { http2: true, https: { ...tls, allowHTTP1: true, ...server } }
+        : { https: { ...tls, ...server } })
   }
 }

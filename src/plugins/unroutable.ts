@@ -1,6 +1,7 @@
 /**
  * Requests the router cannot take: a path that is not valid percent-encoding
  * (400), a path segment longer than the router's bound on a parameter (414),
+ * a Host header field missing, repeated or malformed (400; host-header.ts),
  * and an Expect other than 100-continue (417; Node hands those to
  * `checkExpectation` instead of routing them). Answered where they arise,
  * below Fastify, they ran no hook: no rate-limit or CORS headers, no count
@@ -14,6 +15,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { FastifyInstance, FastifyReply, FastifyRequest, RequestPayload } from 'fastify'
 import fp from 'fastify-plugin'
 import { ExpectationFailed } from '../errors.js'
+import { hostRefusal } from '../http/host-header.js'
 import { pathRefusal } from '../http/unroutable-path.js'
 import { notFound } from './problems.js'
 
@@ -30,7 +32,7 @@ const refusals = new WeakMap<IncomingMessage, Error>()
 export function routingRefusals (rewrite: (request: IncomingMessage) => string): (request: IncomingMessage) => string {
   return function rewriteUrl (request: IncomingMessage): string {
     if (refusals.has(request)) return REFUSAL_PATH
-    const refusal = pathRefusal(request.url ?? '/')
+    const refusal = hostRefusal(request) ?? pathRefusal(request.url ?? '/')
     if (refusal === undefined) return rewrite(request)
     refusals.set(request, refusal)
     return REFUSAL_PATH

@@ -4,7 +4,7 @@ import { resources } from '../../schemas/index.js'
 import { buildModel } from '../../src/resources/model.js'
 import { openStore } from '../../src/store/open.js'
 import type { Store } from '../../src/store/store.js'
-import { ADMIN, assertProblem, body, buildTestApp, createProject, listen, logCollector, testStoreOptions } from '../helper.js'
+import { ADMIN, assertProblem, body, buildTestApp, createProject, listen, logCollector, testStoreOptions, type Json } from '../helper.js'
 
 t.test('unknown paths are 404 problems', async t => {
   const app = await buildTestApp(t)
@@ -114,27 +114,63 @@ t.test('a known path with a method it lacks is 405 with Allow; OPTIONS lists the
   assertProblem(t, await app.inject({ method: 'PROPFIND' as 'GET', url: '/v1/nothing-here' }), 404, 'not-found')
 })
 
-t.test('OPTIONS * asks about the server as a whole: 204 with every method it serves (RFC 9110 §9.3.7)', async t => {
-  const app = await buildTestApp(t)
-  const port = Number(new URL(await listen(app)).port)
-  // light-my-request turns a target of `*` into `/*`, so this one goes over a socket.
-  const exchange = async (request: string): Promise<string> => await new Promise((resolve, reject) => {
+/** Sends `request` as written on a connection of its own, then everything the server answers until it closes. */
+async function exchange (port: number, request: string): Promise<string> {
+  return await new Promise((resolve, reject) => {
     const socket = connect(port, '127.0.0.1', () => socket.end(request))
     let data = ''
     socket.on('data', chunk => { data += chunk.toString() })
     socket.on('end', () => resolve(data))
     socket.on('error', reject)
   })
-  const server = await exchange('OPTIONS * HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n')
+}
+
+/** The problem an answer read off the socket carries. */
+const rawProblem = (answer: string): Json => JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4)) as Json
+
+t.test('OPTIONS * asks about the server as a whole: 204 with every method it serves (RFC 9110 §9.3.7)', async t => {
+  const app = await buildTestApp(t)
+  const port = Number(new URL(await listen(app)).port)
+  // light-my-request turns a target of `*` into `/*`, so this one goes over a socket.
+  const server = await exchange(port, 'OPTIONS * HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n')
   t.match(server, /^HTTP\/1\.1 204 /)
   t.match(server, /\r\nallow: GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS\r\n/)
   t.match(server, /\r\nx-ratelimit-remaining: \d+\r\n/, 'counted like any other request')
   t.match(server, /\r\nx-content-type-options: nosniff\r\n/)
   t.notMatch(server, /content-length: [1-9]/, 'no body')
   // Only OPTIONS takes `*`: any other method with it names nothing.
-  const other = await exchange('GET * HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n')
+  const other = await exchange(port, 'GET * HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n')
   t.match(other, /^HTTP\/1\.1 404 /)
-  t.match(JSON.parse(other.slice(other.indexOf('\r\n\r\n') + 4)), { status: 404, detail: 'nothing is at GET *' })
+  t.match(rawProblem(other), { status: 404, detail: 'nothing is at GET *' })
+})
+
+t.test('a Host missing from an HTTP/1.1 request, given twice or malformed is a 400 problem (RFC 9112 §3.2), not Node\'s empty 400', async t => {
+  const logs = logCollector()
+  const app = await buildTestApp(t, { logStream: logs, env: { LOG_LEVEL: 'info' } })
+  const port = Number(new URL(await listen(app)).port)
+  // light-my-request always sends one Host, so these go over a socket.
+  const refused = [
+    { host: '', detail: 'is required in an HTTP/1.1 request (RFC 9112 §3.2)' },
+    { host: 'Host: a.example\r\nhost: b.example\r\n', detail: 'is given 2 times; give it once (RFC 9112 §3.2)' },
+    { host: 'Host: a.example\r\nHOST: a.example\r\n', detail: 'is given 2 times; give it once (RFC 9112 §3.2)' },
+    { host: 'Host: a.example b\r\n', detail: 'must be a host name or address, with an optional port (RFC 9110 §7.2)' },
+    { host: 'Host: user@a.example\r\n', detail: 'must be a host name or address, with an optional port (RFC 9110 §7.2)' },
+    { host: 'Host: a.example/v1\r\n', detail: 'must be a host name or address, with an optional port (RFC 9110 §7.2)' }
+  ]
+  for (const { host, detail } of refused) {
+    const answer = await exchange(port, `GET /v1/projects HTTP/1.1\r\n${host}X-Request-Id: host-check\r\nConnection: close\r\n\r\n`)
+    t.match(answer, /^HTTP\/1\.1 400 /, JSON.stringify(host))
+    t.match(answer, /\r\ncontent-type: application\/problem\+json/)
+    t.match(answer, /\r\nx-content-type-options: nosniff\r\n/, 'with the security headers')
+    t.match(answer, /\r\nx-ratelimit-remaining: \d+\r\n/, 'counted like any other request')
+    t.match(rawProblem(answer), { status: 400, type: /validation$/, detail: `/host ${detail}`, instance: '/v1/projects', requestId: 'host-check', errors: [{ in: 'header', pointer: '/host', detail }] })
+  }
+  t.equal(logs.lines.filter(line => line.requestId === 'host-check' && line.statusCode === 400).length, refused.length, 'each logged')
+  // What RFC 9110 §7.2 allows: a name or an address, an IP literal, a port, even an empty value; and HTTP/1.0 needs none.
+  for (const host of ['Host: a.example\r\n', 'Host: 127.0.0.1:8080\r\n', 'Host: [::1]:8080\r\n', 'Host: xn--mnchen-3ya.example:\r\n', 'Host:\r\n']) {
+    t.match(await exchange(port, `GET /health HTTP/1.1\r\n${host}Connection: close\r\n\r\n`), /^HTTP\/1\.1 200 /, JSON.stringify(host))
+  }
+  t.match(await exchange(port, 'GET /health HTTP/1.0\r\n\r\n'), /^HTTP\/1\.1 200 /, 'HTTP/1.0 without Host')
 })
 
 t.test('a path or method that does not exist is told before the body is read: its 404 or 405 comes before 415, 400 or QUERY\'s missing Content-Type', async t => {

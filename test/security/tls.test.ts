@@ -100,6 +100,13 @@ t.test('HTTP2=1 serves HTTP/2 over TLS; SIGTERM sends an open session a GOAWAY, 
   })
   t.equal(headers[':status'], 200)
   t.match(headers['strict-transport-security'], /max-age/)
+  // HTTP/1 on the same port is read by the HTTP/2 server's own options: a request without Host gets the service's problem too.
+  const http1 = connectTls({ host: '127.0.0.1', port: Number(new URL(server.base).port), ca, servername: 'localhost', ALPNProtocols: ['http/1.1'] })
+  let answer = ''
+  http1.on('data', chunk => { answer += chunk.toString() })
+  http1.end('GET /health HTTP/1.1\r\nConnection: close\r\n\r\n')
+  await once(http1, 'end')
+  t.match(answer, /^HTTP\/1\.1 400 [^]*\r\ncontent-type: application\/problem\+json[^]*"pointer":"\/host"/)
 
   // A stream in flight at the signal, its body still coming a second and a half later, is let finish.
   const upload = session.request({ ':method': 'POST', ':path': '/v1/projects', authorization: ADMIN, 'content-type': 'application/json' })
