@@ -143,7 +143,7 @@ export async function buildApp ({ config, definitions, store: givenStore, logStr
     max: config.rateLimitMax, windowSeconds, scopeLimits: parseScopeLimits(config.rateLimitScopes), tokenMax: config.tokenRateLimitMax, redisUrl: config.redisUrl
   })
   answerUnknownPaths(app, () => methods.serverAllow())
-  await app.register(unroutable)
+  await app.register(unroutable, { serverAllow: () => methods.serverAllow() })
   await app.register(caching)
   await app.register(documentedHeaders)
   // After caching, so list ETags are computed on the uncompressed body.

@@ -11,17 +11,23 @@ import { MethodNotAllowed } from '../errors.js'
 /** The methods a path may have, in the order `Allow` lists them. */
 const SERVED = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']
 /**
- * Every method Node's parser accepts (CONNECT never reaches a route): Fastify
+ * Every method Node's parser accepts (CONNECT, a tunnel, is refused before routing: unroutable.ts): Fastify
  * routes only the common ones and TRACE unless told, so TRACE aside, any
  * other (PROPFIND, SEARCH…) on a known path was a 404 instead of a 405.
  */
 const REFUSED = NODE_METHODS.filter(method => method !== 'CONNECT' && !SERVED.includes(method))
-const fallbackMarker = Symbol('resourcery.methodFallback')
+/** Marks a route that is no path of the API (a fallback here, the refusal route): its methods are not tracked. */
+const untrackedMarker = Symbol('resourcery.untrackedRoute')
 
 declare module 'fastify' {
   interface FastifyContextConfig {
-    [fallbackMarker]?: true
+    [untrackedMarker]?: true
   }
+}
+
+/** `config` for a route whose methods say nothing of what the service serves: it gets no 405s and no place in `OPTIONS *`. */
+export function untracked<Config extends object> (config: Config): Config & { [untrackedMarker]: true } {
+  return { ...config, [untrackedMarker]: true }
 }
 
 export interface MethodTracker {
@@ -36,7 +42,7 @@ export function trackRouteMethods (app: FastifyInstance): MethodTracker {
   const methodsByUrl = new Map<string, Set<string>>()
   const headersByUrl = new Map<string, Readonly<Record<string, string>>>()
   app.addHook('onRoute', function recordMethods (route) {
-    if (route.config?.[fallbackMarker] === true || route.url.includes('*')) return
+    if (route.config?.[untrackedMarker] === true || route.url.includes('*')) return
     const methods = methodsByUrl.get(route.url) ?? new Set<string>()
     for (const method of [route.method].flat()) methods.add(method)
     if (methods.has('GET')) methods.add('HEAD')
@@ -59,7 +65,7 @@ export function trackRouteMethods (app: FastifyInstance): MethodTracker {
           url,
           schema: { hide: true },
           // The path's own headers (path-headers.ts), on its 405 and OPTIONS answers too.
-          config: { [fallbackMarker]: true, public: true, pathHeaders: headersByUrl.get(url) },
+          config: untracked({ public: true, pathHeaders: headersByUrl.get(url) }),
           // Before the body is parsed: a method the path lacks is its answer, whatever the body (a 415 would
           // say to send JSON, which would then be refused too), and Fastify's own check that a QUERY has
           // a Content-Type runs with the parsing.

@@ -128,7 +128,7 @@ async function exchange (port: number, request: string): Promise<string> {
 /** The problem an answer read off the socket carries. */
 const rawProblem = (answer: string): Json => JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4)) as Json
 
-t.test('OPTIONS * asks about the server as a whole: 204 with every method it serves (RFC 9110 §9.3.7)', async t => {
+t.test('OPTIONS * asks about the server as a whole: 204 with every method it serves (RFC 9110 §9.3.7); CONNECT is a 405 problem', async t => {
   const app = await buildTestApp(t)
   const port = Number(new URL(await listen(app)).port)
   // light-my-request turns a target of `*` into `/*`, so this one goes over a socket.
@@ -138,6 +138,13 @@ t.test('OPTIONS * asks about the server as a whole: 204 with every method it ser
   t.match(server, /\r\nx-ratelimit-remaining: \d+\r\n/, 'counted like any other request')
   t.match(server, /\r\nx-content-type-options: nosniff\r\n/)
   t.notMatch(server, /content-length: [1-9]/, 'no body')
+  // CONNECT asks for a tunnel, which Node would have closed unanswered: refused like a method any path lacks, and the connection closes.
+  const tunnel = await exchange(port, 'CONNECT db.internal:5432 HTTP/1.1\r\nHost: db.internal:5432\r\n\r\n')
+  t.match(tunnel, /^HTTP\/1\.1 405 /)
+  t.match(tunnel, /\r\nallow: GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS\r\n/)
+  t.match(tunnel, /\r\nconnection: close\r\n/i)
+  t.match(tunnel, /\r\nx-ratelimit-remaining: \d+\r\n/, 'counted like any other request')
+  t.match(rawProblem(tunnel), { status: 405, type: /method-not-allowed$/, detail: 'CONNECT is not allowed: this service is no proxy' })
   // Only OPTIONS takes `*`: any other method with it names nothing.
   const other = await exchange(port, 'GET * HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n')
   t.match(other, /^HTTP\/1\.1 404 /)

@@ -100,6 +100,15 @@ t.test('HTTP2=1 serves HTTP/2 over TLS; SIGTERM sends an open session a GOAWAY, 
   })
   t.equal(headers[':status'], 200)
   t.match(headers['strict-transport-security'], /max-age/)
+  // A CONNECT stream, which Node would end as a bare 405, gets the service's problem.
+  const tunnel = session.request({ ':method': 'CONNECT', ':authority': 'db.internal:5432' })
+  tunnel.setEncoding('utf8')
+  let refusal = ''
+  tunnel.on('data', chunk => { refusal += chunk as string })
+  const [tunnelHeaders] = await once(tunnel, 'response') as [Record<string, unknown>]
+  await once(tunnel, 'end')
+  t.match(tunnelHeaders, { ':status': 405, 'content-type': /^application\/problem\+json/, allow: 'GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS' })
+  t.match(JSON.parse(refusal), { status: 405, detail: 'CONNECT is not allowed: this service is no proxy', instance: 'db.internal:5432' })
   // HTTP/1 on the same port is read by the HTTP/2 server's own options: a request without Host gets the service's problem too.
   const http1 = connectTls({ host: '127.0.0.1', port: Number(new URL(server.base).port), ca, servername: 'localhost', ALPNProtocols: ['http/1.1'] })
   let answer = ''
