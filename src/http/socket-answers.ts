@@ -14,12 +14,15 @@ export interface HttpSocket extends Socket {
 }
 
 /**
- * Runs `then` once every answer owed on `socket` is written or abandoned. An
- * answer's 'close' comes after Node has handed the socket to the next queued
- * answer, so each is waited for in its turn, in order.
+ * Runs `then` once every answer owed on `socket` to a request read whole is
+ * written or abandoned. An answer's 'close' comes after Node has handed the
+ * socket to the next queued answer, so each is waited for in its turn, in
+ * order. One whose request is still being read does not hold `then` back:
+ * what went wrong is in its body, which will never come whole, so it could
+ * not be answered first.
  */
 export function afterOwedAnswers (socket: HttpSocket, then: () => void): void {
   const answer = socket._httpMessage
-  if (answer == null) then()
+  if (answer == null || !answer.req.complete) then()
   else answer.once('close', () => { afterOwedAnswers(socket, then) })
 }

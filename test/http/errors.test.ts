@@ -371,6 +371,10 @@ t.test('errors of the HTTP parser, and an Expect Node refuses, are problem+json 
   const splitHeader = await rawInParts([`GET /health HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(10000)}`, `${'a'.repeat(10000)}\r\n\r\n`])
   t.match(splitHeader, /^HTTP\/1\.1 431 /, 'a header over two reads is still 431')
 
+  // A malformed chunk in a body being read is that request's own fault: refused at once, not held back as if it were owed an answer first.
+  const chunked = `POST /v1/projects HTTP/1.1\r\nHost: x\r\nAuthorization: ${ADMIN}\r\nX-Request-Id: bad-chunk\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n5\r\n{"nam\r\nZZ\r\n`
+  t.same(statusLines(await raw(chunked)), ['HTTP/1.1 400'], 'a malformed chunk')
+
   const garbage = await raw('NOT A REQUEST\r\n\r\n')
   t.match(garbage, /^HTTP\/1\.1 400 /)
   t.match(garbage, /application\/problem\+json/)
