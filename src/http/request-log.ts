@@ -46,17 +46,30 @@ export class OneLineLogController extends LogController {
   override incomingRequest (): void {}
 
   override requestCompleted (error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
-    const refusal = refusals.get(request)
-    const line = {
-      method: request.method,
-      url: clipped(request.originalUrl),
-      statusCode: reply.statusCode,
-      responseTime: reply.elapsedTime,
-      ...(refusal === undefined ? {} : { problem: refusal.problem, detail: clipped(refusal.detail) })
-    }
+    const line = requestLine(request, reply)
     if (error === null || error === undefined) reply.log.info(line, 'request completed')
     else reply.log.error({ ...line, err: error }, 'request errored')
   }
+}
+
+function requestLine (request: FastifyRequest, reply: FastifyReply): Record<string, unknown> {
+  const refusal = refusals.get(request)
+  return {
+    method: request.method,
+    url: clipped(request.originalUrl),
+    statusCode: reply.statusCode,
+    responseTime: reply.elapsedTime,
+    ...(refusal === undefined ? {} : { problem: refusal.problem, detail: clipped(refusal.detail) })
+  }
+}
+
+/**
+ * The line of a request whose client closed the connection before the
+ * answer: Fastify writes none, as an answer with no connection never
+ * finishes. Its status is the one that could not be sent.
+ */
+export function logUnanswered (request: FastifyRequest, reply: FastifyReply): void {
+  reply.log.info(requestLine(request, reply), 'connection closed before the answer')
 }
 
 export interface LogDestination { write (line: string): void }

@@ -8,11 +8,11 @@ import { maxHeaderSize, STATUS_CODES } from 'node:http'
 import type { Socket } from 'node:net'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, RequestPayload } from 'fastify'
 import fp from 'fastify-plugin'
-import { annotationOf, BodyTooLarge, RouteNotFound, UnknownVersion, UnsupportedMediaType } from '../errors.js'
+import { annotationOf, BodyTooLarge, MalformedBody, RouteNotFound, UnknownVersion, UnsupportedMediaType } from '../errors.js'
 import { PROBLEM_MEDIA_TYPE, Problem, problemBody, toProblem } from '../http/problem.js'
 import { instanceOf } from '../http/instance.js'
 import { parserErrorStatus, type ParserError } from '../http/parser-error-status.js'
-import { noteRefusal } from '../http/request-log.js'
+import { logUnanswered, noteRefusal } from '../http/request-log.js'
 import { afterOwedAnswers } from '../http/socket-answers.js'
 import { malformedPath, overlongSegment } from '../http/unroutable-path.js'
 import { API_VERSIONS, CURRENT_VERSION } from '../http/versions.js'
@@ -38,7 +38,17 @@ function restate (request: FastifyRequest, error: unknown): unknown {
   if (code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
     return new BodyTooLarge(`the body is larger than the limit of ${request.routeOptions.bodyLimit ?? request.server.initialConfig.bodyLimit} bytes`)
   }
+  if (closedWhileRead(error)) return new MalformedBody('the connection closed before the whole body arrived')
   return error
+}
+
+/**
+ * Node's error for a connection that closed while the body was read: the
+ * client's doing, a refusal rather than an unexpected error to log with its
+ * stack, and an answer no one is left to read.
+ */
+function closedWhileRead (error: unknown): boolean {
+  return (error as { code?: unknown } | null)?.code === 'ECONNRESET' && (error as Error).message === 'aborted'
 }
 
 function sendProblem (request: FastifyRequest, reply: FastifyReply, original: unknown): FastifyReply {
@@ -57,7 +67,9 @@ function sendProblem (request: FastifyRequest, reply: FastifyReply, original: un
     if (accepts !== undefined && request.method === 'PATCH') reply.header('accept-patch', accepts.join(', '))
   }
   for (const [name, value] of Object.entries(annotationOf(error).headers ?? {})) reply.header(name, value)
-  return reply.code(answer.status).header('cache-control', 'no-store').type(PROBLEM_MEDIA_TYPE).send(answer.body)
+  reply.code(answer.status).header('cache-control', 'no-store').type(PROBLEM_MEDIA_TYPE).send(answer.body)
+  if (closedWhileRead(original)) logUnanswered(request, reply)
+  return reply
 }
 
 /** The 404 for a path no route has: an unknown version, or nothing there. */

@@ -374,6 +374,13 @@ t.test('errors of the HTTP parser, and an Expect Node refuses, are problem+json 
   // A malformed chunk in a body being read is that request's own fault: refused at once, not held back as if it were owed an answer first.
   const chunked = `POST /v1/projects HTTP/1.1\r\nHost: x\r\nAuthorization: ${ADMIN}\r\nX-Request-Id: bad-chunk\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n5\r\n{"nam\r\nZZ\r\n`
   t.same(statusLines(await raw(chunked)), ['HTTP/1.1 400'], 'a malformed chunk')
+  // A client that goes away while its body is read leaves one info line, not an unexpected error with a stack.
+  const leaving = connect(port, '127.0.0.1', () => leaving.write(`POST /v1/projects HTTP/1.1\r\nHost: x\r\nAuthorization: ${ADMIN}\r\nX-Request-Id: gone\r\nContent-Type: application/json\r\nContent-Length: 50\r\n\r\n{"na`))
+  await new Promise(resolve => setTimeout(resolve, 100))
+  leaving.destroy()
+  for (let i = 0; i < 50 && !logs.lines.some(line => line.requestId === 'gone'); i++) await new Promise(resolve => setTimeout(resolve, 20))
+  t.match(logs.lines.filter(line => line.requestId === 'gone'), [{ level: 30, msg: 'connection closed before the answer', method: 'POST', statusCode: 400, problem: /malformed-body$/, detail: 'the connection closed before the whole body arrived' }])
+  t.same(logs.lines.filter(line => line.level >= 50), [], 'nothing logged as an error')
 
   const garbage = await raw('NOT A REQUEST\r\n\r\n')
   t.match(garbage, /^HTTP\/1\.1 400 /)
