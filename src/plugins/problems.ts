@@ -38,7 +38,6 @@ function restate (request: FastifyRequest, error: unknown): unknown {
   if (code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
     return new BodyTooLarge(`the body is larger than the limit of ${request.routeOptions.bodyLimit ?? request.server.initialConfig.bodyLimit} bytes`)
   }
-  if (closedWhileRead(error)) return new MalformedBody('the connection closed before the whole body arrived')
   return error
 }
 
@@ -52,7 +51,8 @@ function closedWhileRead (error: unknown): boolean {
 }
 
 function sendProblem (request: FastifyRequest, reply: FastifyReply, original: unknown): FastifyReply {
-  const error = restate(request, original)
+  const clientLeft = closedWhileRead(original)
+  const error = clientLeft ? new MalformedBody('the connection closed before the whole body arrived') : restate(request, original)
   const answer = toProblem(error, {
     // The path as the client sent it: `/projects` with `Api-Version: 1` is rewritten to `/v1/projects` for routing only.
     instance: instanceOf(request.originalUrl),
@@ -68,7 +68,7 @@ function sendProblem (request: FastifyRequest, reply: FastifyReply, original: un
   }
   for (const [name, value] of Object.entries(annotationOf(error).headers ?? {})) reply.header(name, value)
   reply.code(answer.status).header('cache-control', 'no-store').type(PROBLEM_MEDIA_TYPE).send(answer.body)
-  if (closedWhileRead(original)) logUnanswered(request, reply)
+  if (clientLeft) logUnanswered(request, reply)
   return reply
 }
 
