@@ -17,7 +17,7 @@ import cors from '@fastify/cors'
 import { schemaEpoch } from './http/conditional.js'
 import { COMPRESSION_THRESHOLD } from './http/content-coding.js'
 import { corsOptions } from './http/cors.js'
-import { loggerOptions, OneLineLogController, type LogDestination } from './http/request-log.js'
+import { loggerOptions, logUnanswered, OneLineLogController, type LogDestination } from './http/request-log.js'
 import { transportOptions, type TlsMaterial } from './http/transport.js'
 import { MAX_PATH_PARAMETER_LENGTH } from './http/unroutable-path.js'
 import { continueWhenBodyIsRead } from './http/expect-continue.js'
@@ -127,6 +127,7 @@ export async function buildApp ({ config, definitions, store: givenStore, logStr
     reply.header('x-request-id', request.id)
     done()
   })
+  logUnanswered(app)
   const methods = trackRouteMethods(app)
   await app.register(pathHeaders)
   await app.register(problems)

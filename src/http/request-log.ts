@@ -12,7 +12,7 @@
  * synchronously at any other exit; only a SIGKILL can lose the last lines.
  */
 import { EventEmitter } from 'node:events'
-import { LogController, type FastifyBaseLogger, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify'
+import { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify'
 import pino from 'pino'
 
 /** Why a request was refused (4xx): told on its completion line rather than a line of its own. */
@@ -64,12 +64,23 @@ function requestLine (request: FastifyRequest, reply: FastifyReply): Record<stri
 }
 
 /**
- * The line of a request whose client closed the connection before the
- * answer: Fastify writes none, as an answer with no connection never
- * finishes. Its status is the one that could not be sent.
+ * Gives a request whose client closes the connection before its answer is
+ * sent (while its body is read, or while its handler works) its line too:
+ * Fastify writes a line when the answer finishes, which an answer with no
+ * connection never does. The line has no status, as none was sent, and its
+ * time is when the client left. (An answer already being written when the
+ * client left is not told apart: light-my-request's answers never report
+ * themselves written, so every injected request would log a second line.)
  */
-export function logUnanswered (request: FastifyRequest, reply: FastifyReply): void {
-  reply.log.info(requestLine(request, reply), 'connection closed before the answer')
+export function logUnanswered (app: FastifyInstance): void {
+  app.addHook('onRequest', function watchForDeparture (request, reply, done) {
+    reply.raw.once('close', () => {
+      if (reply.sent) return
+      const { statusCode: _notSent, ...line } = requestLine(request, reply)
+      reply.log.info(line, 'connection closed before the answer')
+    })
+    done()
+  })
 }
 
 export interface LogDestination { write (line: string): void }

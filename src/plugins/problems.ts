@@ -12,7 +12,7 @@ import { annotationOf, BodyTooLarge, MalformedBody, RouteNotFound, UnknownVersio
 import { PROBLEM_MEDIA_TYPE, Problem, problemBody, toProblem } from '../http/problem.js'
 import { instanceOf } from '../http/instance.js'
 import { parserErrorStatus, type ParserError } from '../http/parser-error-status.js'
-import { logUnanswered, noteRefusal } from '../http/request-log.js'
+import { noteRefusal } from '../http/request-log.js'
 import { afterOwedAnswers } from '../http/socket-answers.js'
 import { malformedPath, overlongSegment } from '../http/unroutable-path.js'
 import { API_VERSIONS, CURRENT_VERSION } from '../http/versions.js'
@@ -44,15 +44,14 @@ function restate (request: FastifyRequest, error: unknown): unknown {
 /**
  * Node's error for a connection that closed while the body was read: the
  * client's doing, a refusal rather than an unexpected error to log with its
- * stack, and an answer no one is left to read.
+ * stack, and an answer no one is left to read (request-log.ts logs its line).
  */
 function closedWhileRead (error: unknown): boolean {
   return (error as { code?: unknown } | null)?.code === 'ECONNRESET' && (error as Error).message === 'aborted'
 }
 
 function sendProblem (request: FastifyRequest, reply: FastifyReply, original: unknown): FastifyReply {
-  const clientLeft = closedWhileRead(original)
-  const error = clientLeft ? new MalformedBody('the connection closed before the whole body arrived') : restate(request, original)
+  const error = closedWhileRead(original) ? new MalformedBody('the connection closed before the whole body arrived') : restate(request, original)
   const answer = toProblem(error, {
     // The path as the client sent it: `/projects` with `Api-Version: 1` is rewritten to `/v1/projects` for routing only.
     instance: instanceOf(request.originalUrl),
@@ -67,9 +66,7 @@ function sendProblem (request: FastifyRequest, reply: FastifyReply, original: un
     if (accepts !== undefined && request.method === 'PATCH') reply.header('accept-patch', accepts.join(', '))
   }
   for (const [name, value] of Object.entries(annotationOf(error).headers ?? {})) reply.header(name, value)
-  reply.code(answer.status).header('cache-control', 'no-store').type(PROBLEM_MEDIA_TYPE).send(answer.body)
-  if (clientLeft) logUnanswered(request, reply)
-  return reply
+  return reply.code(answer.status).header('cache-control', 'no-store').type(PROBLEM_MEDIA_TYPE).send(answer.body)
 }
 
 /** The 404 for a path no route has: an unknown version, or nothing there. */

@@ -321,6 +321,30 @@ t.test('one log line per request, when it completes: method, URL, status, time, 
   t.match(emoji, { detail: /^\/p{2046}… \(\d+ characters\)$/ }, 'the emoji that would be split is left out whole')
 })
 
+t.test('a client that leaves while its handler works leaves one line, without the status it was never sent', async t => {
+  const logs = logCollector()
+  const app = await buildTestApp(t, { logStream: logs, env: { LOG_LEVEL: 'info' } })
+  let answered!: (loggedBefore: boolean) => void
+  const loggedBeforeAnswer = new Promise<boolean>(resolve => { answered = resolve })
+  app.get('/slow', { config: { public: true } }, async () => {
+    await new Promise(resolve => setTimeout(resolve, 300))
+    answered(logs.lines.some(line => line.requestId === 'left-early'))
+    return { late: true }
+  })
+  const port = Number(new URL(await listen(app)).port)
+  const socket = connect(port, '127.0.0.1', () => socket.write('GET /slow HTTP/1.1\r\nHost: x\r\nX-Request-Id: left-early\r\n\r\n'))
+  await new Promise(resolve => setTimeout(resolve, 100))
+  socket.destroy()
+  t.ok(await loggedBeforeAnswer, 'logged when the client left, before the handler answered')
+  await new Promise(resolve => setTimeout(resolve, 50))
+  const lines = logs.lines.filter(line => line.requestId === 'left-early')
+  t.match(lines, [{ level: 30, msg: 'connection closed before the answer', method: 'GET', url: '/slow', responseTime: Number }], 'one line, and none when the late answer goes nowhere')
+  t.notOk('statusCode' in lines[0]!)
+  // An answered request has only its usual line.
+  await app.inject({ method: 'GET', url: '/health', headers: { 'x-request-id': 'stayed' } })
+  t.match(logs.lines.filter(line => line.requestId === 'stayed'), [{ msg: 'request completed', statusCode: 200 }])
+})
+
 t.test('errors of the HTTP parser, and an Expect Node refuses, are problem+json too (raw socket)', async t => {
   const logs = logCollector()
   const app = await buildTestApp(t, { logStream: logs, env: { LOG_LEVEL: 'info' } })
@@ -379,7 +403,9 @@ t.test('errors of the HTTP parser, and an Expect Node refuses, are problem+json 
   await new Promise(resolve => setTimeout(resolve, 100))
   leaving.destroy()
   for (let i = 0; i < 50 && !logs.lines.some(line => line.requestId === 'gone'); i++) await new Promise(resolve => setTimeout(resolve, 20))
-  t.match(logs.lines.filter(line => line.requestId === 'gone'), [{ level: 30, msg: 'connection closed before the answer', method: 'POST', statusCode: 400, problem: /malformed-body$/, detail: 'the connection closed before the whole body arrived' }])
+  const gone = logs.lines.filter(line => line.requestId === 'gone')
+  t.match(gone, [{ level: 30, msg: 'connection closed before the answer', method: 'POST', url: '/v1/projects', responseTime: Number }])
+  t.notOk('statusCode' in gone[0]!, 'no status, as none was sent')
   t.same(logs.lines.filter(line => line.level >= 50), [], 'nothing logged as an error')
 
   const garbage = await raw('NOT A REQUEST\r\n\r\n')
