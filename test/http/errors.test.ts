@@ -138,6 +138,8 @@ t.test('OPTIONS * asks about the server as a whole: 204 with every method it ser
   t.match(server, /\r\nx-ratelimit-remaining: \d+\r\n/, 'counted like any other request')
   t.match(server, /\r\nx-content-type-options: nosniff\r\n/)
   t.notMatch(server, /content-length: [1-9]/, 'no body')
+  // Api-Version names a version of the paths; `*` has none, and stays the server's.
+  t.match(await exchange(port, 'OPTIONS * HTTP/1.1\r\nHost: x\r\nApi-Version: 1\r\nConnection: close\r\n\r\n'), /^HTTP\/1\.1 204 /, 'with Api-Version too')
   // CONNECT asks for a tunnel, which Node would have closed unanswered: refused like a method any path lacks, and the connection closes.
   const tunnel = await exchange(port, 'CONNECT db.internal:5432 HTTP/1.1\r\nHost: db.internal:5432\r\n\r\n')
   t.match(tunnel, /^HTTP\/1\.1 405 /)
@@ -149,6 +151,20 @@ t.test('OPTIONS * asks about the server as a whole: 204 with every method it ser
   const other = await exchange(port, 'GET * HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n')
   t.match(other, /^HTTP\/1\.1 404 /)
   t.match(rawProblem(other), { status: 404, detail: 'nothing is at GET *' })
+})
+
+t.test('an absolute-form target (RFC 9112 §3.2.2) is routed, versioned and refused as its path would be', async t => {
+  const app = await buildTestApp(t)
+  const port = Number(new URL(await listen(app)).port)
+  await createProject(app)
+  const get = async (target: string, headers = ''): Promise<string> => await exchange(port, `GET ${target} HTTP/1.1\r\nHost: x\r\nAuthorization: ${ADMIN}\r\n${headers}Connection: close\r\n\r\n`)
+  const listed = await get('http://api.example/projects?limit=1', 'Api-Version: 1\r\n')
+  t.match(listed, /^HTTP\/1\.1 200 /, 'Api-Version on an absolute-form target')
+  t.match(listed, /\r\nlink: <\/v1\/projects\?limit=1&page=1>; rel="first"/, 'links in the canonical form')
+  t.match(rawProblem(await get('http://api.example/v9/projects')), { status: 404, type: /unknown-version$/, detail: 'API version 9 does not exist; available: 1', instance: 'http://api.example/v9/projects' })
+  t.match(rawProblem(await get('https://api.example:8443/v1/projects/999999')), { status: 404, detail: 'no project with id 999999' })
+  t.match(await get('http://api.example/health'), /^HTTP\/1\.1 200 /)
+  t.match(rawProblem(await get('http://api.example')), { status: 404, detail: 'nothing is at GET /' }, 'an empty path is /')
 })
 
 t.test('a Host missing from an HTTP/1.1 request, given twice or malformed is a 400 problem (RFC 9112 §3.2), not Node\'s empty 400', async t => {
