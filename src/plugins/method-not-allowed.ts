@@ -51,11 +51,14 @@ export function trackRouteMethods (app: FastifyInstance): MethodTracker {
   })
 
   const allowOf = (methods: ReadonlySet<string>): string => SERVED.filter(method => methods.has(method) || method === 'OPTIONS').join(', ')
+  // Known once every route is: registerFallbacks runs last, before any request can ask.
+  let serverWide = allowOf(new Set())
   return {
     serverAllow (): string {
-      return allowOf(new Set([...methodsByUrl.values()].flatMap(methods => [...methods])))
+      return serverWide
     },
     registerFallbacks (target: FastifyInstance): void {
+      serverWide = allowOf(new Set([...methodsByUrl.values()].flatMap(methods => [...methods])))
       for (const [url, methods] of methodsByUrl) {
         const allow = allowOf(methods)
         const missing = [...SERVED, ...REFUSED].filter(method => !methods.has(method))
