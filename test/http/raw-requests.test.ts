@@ -1,0 +1,142 @@
+/**
+ * Requests light-my-request cannot send, over a socket: the targets, Host
+ * fields and bytes Node meets before Fastify does. Each still gets a problem
+ * with every header and hook of any other answer, in the order it was asked.
+ */
+import { connect } from 'node:net'
+import t from 'tap'
+import { ADMIN, buildTestApp, createProject, listen, logCollector } from '../helper.js'
+import { exchange, rawProblem, statusLines } from '../support/raw-http.js'
+
+t.test('OPTIONS * asks about the server as a whole: 204 with every method it serves (RFC 9110 §9.3.7); CONNECT is a 405 problem', async t => {
+  const app = await buildTestApp(t)
+  const port = Number(new URL(await listen(app)).port)
+  // light-my-request turns a target of `*` into `/*`, so this one goes over a socket.
+  const server = await exchange(port, 'OPTIONS * HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n')
+  t.match(server, /^HTTP\/1\.1 204 /)
+  t.match(server, /\r\nallow: GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS\r\n/)
+  t.match(server, /\r\nx-ratelimit-remaining: \d+\r\n/, 'counted like any other request')
+  t.match(server, /\r\nx-content-type-options: nosniff\r\n/)
+  t.notMatch(server, /content-length: [1-9]/, 'no body')
+  // Api-Version names a version of the paths; `*` has none, and stays the server's.
+  t.match(await exchange(port, 'OPTIONS * HTTP/1.1\r\nHost: x\r\nApi-Version: 1\r\nConnection: close\r\n\r\n'), /^HTTP\/1\.1 204 /, 'with Api-Version too')
+  // CONNECT asks for a tunnel, which Node would have closed unanswered: refused like a method any path lacks, and the connection closes.
+  const tunnel = await exchange(port, 'CONNECT db.internal:5432 HTTP/1.1\r\nHost: db.internal:5432\r\n\r\n')
+  t.match(tunnel, /^HTTP\/1\.1 405 /)
+  t.match(tunnel, /\r\nallow: GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS\r\n/)
+  t.match(tunnel, /\r\nconnection: close\r\n/i)
+  t.match(tunnel, /\r\nx-ratelimit-remaining: \d+\r\n/, 'counted like any other request')
+  t.match(rawProblem(tunnel), { status: 405, type: /method-not-allowed$/, detail: 'CONNECT is not allowed: this service is no proxy' })
+  // Only OPTIONS takes `*`: any other method with it names nothing.
+  const other = await exchange(port, 'GET * HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n')
+  t.match(other, /^HTTP\/1\.1 404 /)
+  t.match(rawProblem(other), { status: 404, detail: 'nothing is at GET *' })
+})
+
+t.test('an absolute-form target (RFC 9112 §3.2.2) is routed, versioned and refused as its path would be', async t => {
+  const app = await buildTestApp(t)
+  const port = Number(new URL(await listen(app)).port)
+  await createProject(app)
+  const get = async (target: string, headers = ''): Promise<string> => await exchange(port, `GET ${target} HTTP/1.1\r\nHost: x\r\nAuthorization: ${ADMIN}\r\n${headers}Connection: close\r\n\r\n`)
+  const listed = await get('http://api.example/projects?limit=1', 'Api-Version: 1\r\n')
+  t.match(listed, /^HTTP\/1\.1 200 /, 'Api-Version on an absolute-form target')
+  t.match(listed, /\r\nlink: <\/v1\/projects\?limit=1&page=1>; rel="first"/, 'links in the canonical form')
+  t.match(rawProblem(await get('http://api.example/v9/projects')), { status: 404, type: /unknown-version$/, detail: 'API version 9 does not exist; available: 1', instance: 'http://api.example/v9/projects' })
+  t.match(rawProblem(await get('https://api.example:8443/v1/projects/999999')), { status: 404, detail: 'no project with id 999999' })
+  t.match(await get('http://api.example/health'), /^HTTP\/1\.1 200 /)
+  t.match(rawProblem(await get('http://api.example')), { status: 404, detail: 'nothing is at GET /' }, 'an empty path is /')
+})
+
+t.test('a Host missing from an HTTP/1.1 request, given twice or malformed is a 400 problem (RFC 9112 §3.2), not Node\'s empty 400', async t => {
+  const logs = logCollector()
+  const app = await buildTestApp(t, { logStream: logs, env: { LOG_LEVEL: 'info' } })
+  const port = Number(new URL(await listen(app)).port)
+  // light-my-request always sends one Host, so these go over a socket.
+  const refused = [
+    { host: '', detail: 'is required in an HTTP/1.1 request (RFC 9112 §3.2)' },
+    { host: 'Host: a.example\r\nhost: b.example\r\n', detail: 'is given 2 times; give it once (RFC 9112 §3.2)' },
+    { host: 'Host: a.example\r\nHOST: a.example\r\n', detail: 'is given 2 times; give it once (RFC 9112 §3.2)' },
+    { host: 'Host: a.example b\r\n', detail: 'must be a host name or address, with an optional port (RFC 9110 §7.2)' },
+    { host: 'Host: user@a.example\r\n', detail: 'must be a host name or address, with an optional port (RFC 9110 §7.2)' },
+    { host: 'Host: a.example/v1\r\n', detail: 'must be a host name or address, with an optional port (RFC 9110 §7.2)' }
+  ]
+  for (const { host, detail } of refused) {
+    const answer = await exchange(port, `GET /v1/projects HTTP/1.1\r\n${host}X-Request-Id: host-check\r\nConnection: close\r\n\r\n`)
+    t.match(answer, /^HTTP\/1\.1 400 /, JSON.stringify(host))
+    t.match(answer, /\r\ncontent-type: application\/problem\+json/)
+    t.match(answer, /\r\nx-content-type-options: nosniff\r\n/, 'with the security headers')
+    t.match(answer, /\r\nx-ratelimit-remaining: \d+\r\n/, 'counted like any other request')
+    t.match(rawProblem(answer), { status: 400, type: /validation$/, detail: `/host ${detail}`, instance: '/v1/projects', requestId: 'host-check', errors: [{ in: 'header', pointer: '/host', detail }] })
+  }
+  t.equal(logs.lines.filter(line => line.requestId === 'host-check' && line.statusCode === 400).length, refused.length, 'each logged')
+  // What RFC 9110 §7.2 allows: a name or an address, an IP literal, a port, even an empty value; and HTTP/1.0 needs none.
+  for (const host of ['Host: a.example\r\n', 'Host: 127.0.0.1:8080\r\n', 'Host: [::1]:8080\r\n', 'Host: xn--mnchen-3ya.example:\r\n', 'Host:\r\n']) {
+    t.match(await exchange(port, `GET /health HTTP/1.1\r\n${host}Connection: close\r\n\r\n`), /^HTTP\/1\.1 200 /, JSON.stringify(host))
+  }
+  t.match(await exchange(port, 'GET /health HTTP/1.0\r\n\r\n'), /^HTTP\/1\.1 200 /, 'HTTP/1.0 without Host')
+})
+
+t.test('errors of the HTTP parser, and an Expect Node refuses, are problem+json too (raw socket)', async t => {
+  const logs = logCollector()
+  const app = await buildTestApp(t, { logStream: logs, env: { LOG_LEVEL: 'info' } })
+  const port = Number(new URL(await listen(app)).port)
+  const huge = await exchange(port, `GET /health HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20000)}\r\n\r\n`)
+  t.match(huge, /^HTTP\/1\.1 431 /)
+  t.match(huge, /content-type: application\/problem\+json/)
+  t.match(huge, /\r\nx-content-type-options: nosniff\r\n/, 'with the security headers of every answer')
+  t.match(huge, /\r\ncontent-security-policy: default-src 'none'/)
+  const problem = rawProblem(huge)
+  t.equal(problem.status, 431)
+  t.match(huge, new RegExp(`x-request-id: ${problem.requestId}`))
+
+  // Node bounds the request line with the header fields and calls either overflow a header one: a target that long is 414.
+  const target = `/v1/projects?q=${'a'.repeat(20000)}`
+  const longTarget = await exchange(port, `GET ${target} HTTP/1.1\r\nHost: x\r\n\r\n`)
+  t.match(longTarget, /^HTTP\/1\.1 414 /)
+  t.match(rawProblem(longTarget), { status: 414, type: /uri-too-long$/, detail: /request line is longer than this server reads \(16384 bytes/ })
+  t.match(await exchange(port, `GET ${target}`), /^HTTP\/1\.1 414 /, 'and when the line has not ended yet')
+  // Node meets the overflow while reading the same bytes as the request before it, before that one is answered:
+  // its answer still goes first, then the refusal, as a pipelining client reads them in order.
+  t.same(statusLines(await exchange(port, `GET /health HTTP/1.1\r\nHost: x\r\n\r\nGET ${target} HTTP/1.1\r\n\r\n`)), ['HTTP/1.1 200', 'HTTP/1.1 414'], 'and behind a pipelined request, which is answered first')
+  // A write answered only after its commit: its 201 is not lost to the refusal behind it, nor is the one pipelined behind it.
+  const post = (name: string): string => `POST /v1/projects HTTP/1.1\r\nHost: x\r\nAuthorization: ${ADMIN}\r\nContent-Type: application/json\r\nContent-Length: ${11 + name.length}\r\n\r\n{"name":"${name}"}`
+  const written = await exchange(port, `${post('Pipelined 1')}${post('Pipelined 2')}GET ${target} HTTP/1.1\r\n\r\n`)
+  t.same(statusLines(written), ['HTTP/1.1 201', 'HTTP/1.1 201', 'HTTP/1.1 414'])
+  t.match(written, /"name":"Pipelined 1"[^]*"name":"Pipelined 2"/, 'each write\'s own answer, in order')
+  t.same(statusLines(await exchange(port, 'GET /health HTTP/1.1\r\nHost: x\r\n\r\nNOT A REQUEST\r\n\r\n')), ['HTTP/1.1 200', 'HTTP/1.1 400'], 'and before a malformed request')
+  const split = await exchange(port, `GET ${target.slice(0, 10000)}`, `${target.slice(10000)} HTTP/1.1\r\nHost: x\r\n\r\n`)
+  t.match(split, /^HTTP\/1\.1 414 /, 'and over two reads, when the second ends the line')
+  const splitHeader = await exchange(port, `GET /health HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(10000)}`, `${'a'.repeat(10000)}\r\n\r\n`)
+  t.match(splitHeader, /^HTTP\/1\.1 431 /, 'a header over two reads is still 431')
+
+  // A malformed chunk in a body being read is that request's own fault: refused at once, not held back as if it were owed an answer first.
+  const chunked = `POST /v1/projects HTTP/1.1\r\nHost: x\r\nAuthorization: ${ADMIN}\r\nX-Request-Id: bad-chunk\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n5\r\n{"nam\r\nZZ\r\n`
+  t.same(statusLines(await exchange(port, chunked)), ['HTTP/1.1 400'], 'a malformed chunk')
+  // A client that goes away while its body is read leaves one info line, not an unexpected error with a stack.
+  const leaving = connect(port, '127.0.0.1', () => leaving.write(`POST /v1/projects HTTP/1.1\r\nHost: x\r\nAuthorization: ${ADMIN}\r\nX-Request-Id: gone\r\nContent-Type: application/json\r\nContent-Length: 50\r\n\r\n{"na`))
+  await new Promise(resolve => setTimeout(resolve, 100))
+  leaving.destroy()
+  for (let i = 0; i < 50 && !logs.lines.some(line => line.requestId === 'gone'); i++) await new Promise(resolve => setTimeout(resolve, 20))
+  const gone = logs.lines.filter(line => line.requestId === 'gone')
+  t.match(gone, [{ level: 30, msg: 'connection closed before the answer', method: 'POST', url: '/v1/projects', responseTime: Number }])
+  t.notOk('statusCode' in gone[0]!, 'no status, as none was sent')
+  t.same(logs.lines.filter(line => line.level >= 50), [], 'nothing logged as an error')
+
+  const garbage = await exchange(port, 'NOT A REQUEST\r\n\r\n')
+  t.match(garbage, /^HTTP\/1\.1 400 /)
+  t.match(garbage, /application\/problem\+json/)
+
+  // Node does not route an Expect other than 100-continue (it answered 417 with no body): it is refused with every hook run.
+  const expecting = await exchange(port, 'GET /v1/projects?limit=5 HTTP/1.1\r\nHost: x\r\nExpect: teapot\r\nX-Request-Id: expect-1\r\n\r\n')
+  t.match(expecting, /^HTTP\/1\.1 417 /)
+  t.match(expecting, /content-type: application\/problem\+json/)
+  t.match(expecting, /x-request-id: expect-1/)
+  t.match(expecting, /\r\nx-content-type-options: nosniff\r\n/, 'with the security headers')
+  t.match(expecting, /\r\nx-ratelimit-remaining: \d+\r\n/, 'and the rate-limit headers')
+  t.match(expecting, /\r\nconnection: close\r\n/i, 'and the connection ends with it')
+  t.match(rawProblem(expecting), { status: 417, detail: 'Expect can only be 100-continue', instance: '/v1/projects', requestId: 'expect-1' })
+  // A client that holds its body back until told to send it is answered without waiting for it.
+  const withheld = await exchange(port, 'POST /v1/projects HTTP/1.1\r\nHost: x\r\nExpect: teapot\r\nContent-Type: application/json\r\nContent-Length: 20\r\n\r\n')
+  t.match(withheld, /^HTTP\/1\.1 417 /)
+  t.match(logs.lines.filter(line => line.requestId === 'expect-1'), [{ msg: 'request completed', url: '/v1/projects?limit=5', statusCode: 417 }], 'and logged')
+})

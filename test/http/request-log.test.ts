@@ -1,0 +1,96 @@
+/**
+ * What a request's log says: one line when it completes (or when its client
+ * leaves first), the request id it shares with the answer, the internals a
+ * 500 hides from its client, and never a credential.
+ */
+import { connect } from 'node:net'
+import t from 'tap'
+import { resources } from '../../schemas/index.js'
+import { buildModel } from '../../src/resources/model.js'
+import { openStore } from '../../src/store/open.js'
+import type { Store } from '../../src/store/store.js'
+import { assertProblem, buildTestApp, listen, logCollector, testStoreOptions } from '../helper.js'
+
+t.test('a 500 says nothing of internals; the log has them under the request id', async t => {
+  const model = buildModel(resources)
+  const real = await openStore(model, await testStoreOptions(t))
+  const broken: Store = {
+    ...real,
+    migrate: async () => await real.migrate(),
+    close: async () => await real.close(),
+    get: async () => { throw new Error('SQLITE_ERROR: no such column: secret_column in SELECT * FROM "projects"') }
+  }
+  const logs = logCollector()
+  const app = await buildTestApp(t, { store: broken, logStream: logs, env: { LOG_LEVEL: 'info' } })
+  const response = await app.inject({ method: 'GET', url: '/v1/projects/1', headers: { 'x-request-id': 'trace-500' } })
+  const problem = assertProblem(t, response, 500)
+  t.equal(problem.requestId, 'trace-500')
+  t.notMatch(response.body, /SQLITE|secret_column|SELECT|at .*\.ts/)
+  t.match(problem.detail, /trace-500/)
+  const logged = logs.lines.find(line => line.requestId === 'trace-500' && line.level === 50)
+  t.ok(logged, 'the error is logged at error level with the request id')
+  t.match(logged?.err?.message, /secret_column/)
+})
+
+t.test('X-Request-Id is echoed when sane, generated otherwise; Authorization is never logged', async t => {
+  const logs = logCollector()
+  const app = await buildTestApp(t, { logStream: logs, env: { LOG_LEVEL: 'info' } })
+  const sane = await app.inject({ method: 'GET', url: '/health', headers: { 'x-request-id': 'abc-123.def:9' } })
+  t.equal(sane.headers['x-request-id'], 'abc-123.def:9')
+  const insane = await app.inject({ method: 'GET', url: '/health', headers: { 'x-request-id': 'bad id\twith <script>' } })
+  t.match(insane.headers['x-request-id'], /^[0-9a-f-]{36}$/)
+  const missing = await app.inject({ method: 'GET', url: '/health' })
+  t.match(missing.headers['x-request-id'], /^[0-9a-f-]{36}$/)
+  t.not(missing.headers['x-request-id'], insane.headers['x-request-id'])
+
+  await app.inject({ method: 'GET', url: '/v1/projects', headers: { authorization: 'Bearer very-secret-token' } })
+  t.notMatch(JSON.stringify(logs.lines), /very-secret-token/)
+  t.ok(logs.lines.some(line => line.requestId === 'abc-123.def:9'), 'log lines carry the request id')
+})
+
+t.test('one log line per request, when it completes: method, URL, status, time, request id, why it was refused', async t => {
+  const logs = logCollector()
+  const app = await buildTestApp(t, { logStream: logs, env: { LOG_LEVEL: 'info' } })
+  await app.inject({ method: 'GET', url: '/v1/projects/999999', headers: { 'x-request-id': 'one-line' } })
+  const lines = logs.lines.filter(line => line.requestId === 'one-line')
+  t.equal(lines.length, 1, 'no separate "incoming request" line')
+  t.match(lines[0], { level: 30, msg: 'request completed', method: 'GET', url: '/v1/projects/999999', statusCode: 404, responseTime: Number, problem: /not-found/, detail: /999999/ })
+
+  // A request line may be 16 KiB and a detail may quote a parameter's name: the line carries the first 2048 characters of each, and says how long it was.
+  const longName = 'p'.repeat(3000)
+  await app.inject({ method: 'GET', url: `/v1/projects?${longName}=1`, headers: { 'x-request-id': 'long-name' } })
+  await app.inject({ method: 'GET', url: `/v1/projects?q=${'x'.repeat(12000)}`, headers: { 'x-request-id': 'long-url' } })
+  const [named] = logs.lines.filter(line => line.requestId === 'long-name')
+  t.match(named, { statusCode: 400, url: /^\/v1\/projects\?p{2035}… \(3015 characters\)$/, detail: /^\/p{2047}… \(\d+ characters\)$/ })
+  const [long] = logs.lines.filter(line => line.requestId === 'long-url')
+  t.match(long, { statusCode: 414, url: /… \(12015 characters\)$/, detail: 'the query string is longer than 4096 characters' })
+  t.ok(JSON.stringify(long).length < 4096, 'the whole line stays far under 16 KiB')
+  // A cut never halves a character written with two UTF-16 units.
+  await app.inject({ method: 'GET', url: `/v1/projects?${'p'.repeat(2046)}${encodeURIComponent('😀')}=1`, headers: { 'x-request-id': 'long-emoji' } })
+  const [emoji] = logs.lines.filter(line => line.requestId === 'long-emoji')
+  t.match(emoji, { detail: /^\/p{2046}… \(\d+ characters\)$/ }, 'the emoji that would be split is left out whole')
+})
+
+t.test('a client that leaves while its handler works leaves one line, without the status it was never sent', async t => {
+  const logs = logCollector()
+  const app = await buildTestApp(t, { logStream: logs, env: { LOG_LEVEL: 'info' } })
+  let answered!: (loggedBefore: boolean) => void
+  const loggedBeforeAnswer = new Promise<boolean>(resolve => { answered = resolve })
+  app.get('/slow', { config: { public: true } }, async () => {
+    await new Promise(resolve => setTimeout(resolve, 300))
+    answered(logs.lines.some(line => line.requestId === 'left-early'))
+    return { late: true }
+  })
+  const port = Number(new URL(await listen(app)).port)
+  const socket = connect(port, '127.0.0.1', () => socket.write('GET /slow HTTP/1.1\r\nHost: x\r\nX-Request-Id: left-early\r\n\r\n'))
+  await new Promise(resolve => setTimeout(resolve, 100))
+  socket.destroy()
+  t.ok(await loggedBeforeAnswer, 'logged when the client left, before the handler answered')
+  await new Promise(resolve => setTimeout(resolve, 50))
+  const lines = logs.lines.filter(line => line.requestId === 'left-early')
+  t.match(lines, [{ level: 30, msg: 'connection closed before the answer', method: 'GET', url: '/slow', responseTime: Number }], 'one line, and none when the late answer goes nowhere')
+  t.notOk('statusCode' in lines[0]!)
+  // An answered request has only its usual line.
+  await app.inject({ method: 'GET', url: '/health', headers: { 'x-request-id': 'stayed' } })
+  t.match(logs.lines.filter(line => line.requestId === 'stayed'), [{ msg: 'request completed', statusCode: 200 }])
+})
