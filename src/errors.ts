@@ -48,6 +48,7 @@ export const NotAcceptable = define('RSY_ERR_MEDIA_TYPE_NOT_ACCEPTABLE', 406, 'n
 /** The 406 for an Accept that allows neither type the service produces: sent (negotiation.ts) and shown as the document's example. */
 export const NOTHING_ACCEPTABLE = 'this service produces application/json and application/problem+json; the Accept header allows neither'
 export const UnsupportedMediaType = define('RSY_ERR_MEDIA_TYPE_UNSUPPORTED', 415, 'unsupported-media-type', 'Unsupported Media Type', '%s')
+export const VersionNotSupported = define('RSY_ERR_HTTP_VERSION_UNSUPPORTED', 505, 'http-version-not-supported', 'HTTP Version Not Supported', '%s')
 export const ExpectationFailed = define('RSY_ERR_EXPECTATION_FAILED', 417, 'expectation-failed', 'Expectation Failed', '%s')
 
 // Resources

@@ -4,14 +4,14 @@
  * problem details, and unexpected errors are logged, never shown. (app.ts
  * installs answerUnknownPaths after rate limiting, so unknown paths are limited too.)
  */
-import { maxHeaderSize, STATUS_CODES } from 'node:http'
+import { STATUS_CODES } from 'node:http'
 import type { Socket } from 'node:net'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, RequestPayload } from 'fastify'
 import fp from 'fastify-plugin'
 import { annotationOf, BodyTooLarge, MalformedBody, RouteNotFound, UnknownVersion, UnsupportedMediaType } from '../errors.js'
 import { PROBLEM_MEDIA_TYPE, Problem, problemBody, toProblem } from '../http/problem.js'
 import { instanceOf } from '../http/instance.js'
-import { parserErrorStatus, type ParserError } from '../http/parser-error-status.js'
+import { parserRefusal, type ParserError } from '../http/parser-refusal.js'
 import { noteRefusal } from '../http/request-log.js'
 import { afterOwedAnswers } from '../http/socket-answers.js'
 import { malformedPath, overlongSegment } from '../http/unroutable-path.js'
@@ -150,29 +150,30 @@ export function routingErrorHandler (securityHeaders: HeaderSet) {
 /**
  * Errors Node's HTTP parser meets before Fastify sees a request (malformed
  * request line, headers too large, timeouts) are answered on the raw socket,
- * where no hook runs: the problem, and the headers every answer carries that
- * do not need a request (there is none to count or to log). Requests read
- * before it on the connection (pipelined) are answered first: the parser can
- * meet the error in the same read as them, before their handlers finish, and
- * a refusal that closed the connection then lost their answers, a committed
- * write's 201 among them.
+ * where no hook runs: the problem (parser-refusal.ts says which), and the
+ * headers every answer carries that do not need a request (there is none to
+ * count). Each is logged, as a refused request is, under the request id its
+ * answer shows. Requests read before it on the connection (pipelined) are
+ * answered first: the parser can meet the error in the same read as them,
+ * before their handlers finish, and a refusal that closed the connection then
+ * lost their answers, a committed write's 201 among them. Fastify calls this
+ * with the app as `this`.
  */
 export function clientErrorHandler (securityHeaders: HeaderSet) {
   // A parser that failed fails again on every later read, and the connection is refused once.
   const refused = new WeakSet<Socket>()
-  return function clientError (error: ParserError, socket: Socket): void {
+  return function clientError (this: FastifyInstance, error: ParserError, socket: Socket): void {
     if (error.code === 'ECONNRESET' || !socket.writable) {
       socket.destroy()
       return
     }
     if (refused.has(socket)) return
     refused.add(socket)
-    const status = parserErrorStatus(error)
+    const { status, detail, target } = parserRefusal(error)
     const requestId = crypto.randomUUID()
-    const detail = status === 414
-      ? `the request line is longer than this server reads (${maxHeaderSize} bytes with the header fields)`
-      : `the request could not be read (${STATUS_CODES[status] ?? 'bad request'})`
-    const body = JSON.stringify(problemBody(status, detail, { instance: '', requestId }))
+    const problem = problemBody(status, detail, { instance: target === undefined ? '' : instanceOf(target), requestId })
+    this.log.info({ requestId, statusCode: status, problem: problem.type, detail }, 'request refused before it could be read')
+    const body = JSON.stringify(problem)
     const headers = [
       ['content-type', PROBLEM_MEDIA_TYPE], ['content-length', String(Buffer.byteLength(body))], ['cache-control', 'no-store'], ['x-request-id', requestId],
       ...securityHeaders, ['connection', 'close']

@@ -1,10 +1,11 @@
 /**
  * Requests the router cannot take: a path that is not valid percent-encoding
  * (400), a path segment longer than the router's bound on a parameter (414),
- * a Host header field missing, repeated or malformed (400; host-header.ts),
- * an Expect other than 100-continue (417; Node hands those to
- * `checkExpectation` instead of routing them) and CONNECT (405: Node hands
- * it the bare socket, and no route takes one). Answered where they arise,
+ * a protocol version other than HTTP/1.x read by the HTTP/1 parser (505;
+ * http-version.ts), a Host header field missing, repeated or malformed (400;
+ * host-header.ts), an Expect other than 100-continue (417; Node hands those
+ * to `checkExpectation` instead of routing them) and CONNECT (405: Node
+ * hands it the bare socket, and no route takes one). Answered where they arise,
  * below Fastify, they ran no hook: no rate-limit or CORS headers, no count
  * against the client's limit, no log line. So they are recognised before
  * routing (rewriteUrl) and routed to one hidden route that refuses them once
@@ -18,6 +19,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, RequestPayload } fr
 import fp from 'fastify-plugin'
 import { annotate, ExpectationFailed, MethodNotAllowed } from '../errors.js'
 import { hostRefusal } from '../http/host-header.js'
+import { versionRefusal } from '../http/http-version.js'
 import { pathRefusal } from '../http/unroutable-path.js'
 import { untracked } from './method-not-allowed.js'
 import { notFound } from './problems.js'
@@ -35,7 +37,7 @@ const refusals = new WeakMap<IncomingMessage, Error>()
 export function routingRefusals (rewrite: (request: IncomingMessage) => string): (request: IncomingMessage) => string {
   return function rewriteUrl (request: IncomingMessage): string {
     if (refusals.has(request)) return REFUSAL_PATH
-    const refusal = hostRefusal(request) ?? pathRefusal(request.url ?? '/')
+    const refusal = versionRefusal(request) ?? hostRefusal(request) ?? pathRefusal(request.url ?? '/')
     if (refusal === undefined) return rewrite(request)
     refusals.set(request, refusal)
     return REFUSAL_PATH

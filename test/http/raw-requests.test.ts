@@ -86,7 +86,7 @@ t.test('errors of the HTTP parser, and an Expect Node refuses, are problem+json 
   t.match(huge, /\r\nx-content-type-options: nosniff\r\n/, 'with the security headers of every answer')
   t.match(huge, /\r\ncontent-security-policy: default-src 'none'/)
   const problem = rawProblem(huge)
-  t.equal(problem.status, 431)
+  t.match(problem, { status: 431, detail: 'the header fields are larger than this server reads (16384 bytes with the request line)' })
   t.match(huge, new RegExp(`x-request-id: ${problem.requestId}`))
 
   // Node bounds the request line with the header fields and calls either overflow a header one: a target that long is 414.
@@ -122,10 +122,6 @@ t.test('errors of the HTTP parser, and an Expect Node refuses, are problem+json 
   t.notOk('statusCode' in gone[0]!, 'no status, as none was sent')
   t.same(logs.lines.filter(line => line.level >= 50), [], 'nothing logged as an error')
 
-  const garbage = await exchange(port, 'NOT A REQUEST\r\n\r\n')
-  t.match(garbage, /^HTTP\/1\.1 400 /)
-  t.match(garbage, /application\/problem\+json/)
-
   // Node does not route an Expect other than 100-continue (it answered 417 with no body): it is refused with every hook run.
   const expecting = await exchange(port, 'GET /v1/projects?limit=5 HTTP/1.1\r\nHost: x\r\nExpect: teapot\r\nX-Request-Id: expect-1\r\n\r\n')
   t.match(expecting, /^HTTP\/1\.1 417 /)
@@ -139,4 +135,54 @@ t.test('errors of the HTTP parser, and an Expect Node refuses, are problem+json 
   const withheld = await exchange(port, 'POST /v1/projects HTTP/1.1\r\nHost: x\r\nExpect: teapot\r\nContent-Type: application/json\r\nContent-Length: 20\r\n\r\n')
   t.match(withheld, /^HTTP\/1\.1 417 /)
   t.match(logs.lines.filter(line => line.requestId === 'expect-1'), [{ msg: 'request completed', url: '/v1/projects?limit=5', statusCode: 417 }], 'and logged')
+})
+
+t.test('bytes the HTTP parser refuses get the status RFC 9110 gives them and a detail naming the fault; each is logged under its request id', async t => {
+  const logs = logCollector()
+  const app = await buildTestApp(t, { logStream: logs, env: { LOG_LEVEL: 'info' } })
+  const port = Number(new URL(await listen(app)).port)
+  const unreadable = 'the request could not be read: '
+  const cases = [
+    // RFC 9110 §9.1: a method the server does not recognise is 501, not a 400 as if the request were malformed.
+    { request: 'FOO /v1/projects?limit=1 HTTP/1.1\r\nHost: x\r\n\r\n', status: 501, detail: 'the method FOO is not implemented by this server', instance: '/v1/projects' },
+    { request: 'get /health HTTP/1.1\r\nHost: x\r\n\r\n', status: 501, detail: 'the method get is not implemented by this server; method names are case-sensitive', instance: '/health' },
+    { request: 'NOT A REQUEST\r\n\r\n', status: 400, detail: `${unreadable}a request line is a method, a target and the version, as in GET /v1/projects HTTP/1.1` },
+    // §15.6.6: a major version the server does not speak.
+    { request: 'GET /health HTTP/3.0\r\nHost: x\r\n\r\n', status: 505, detail: 'HTTP/3.0 is not supported: send HTTP/1.1', instance: '/health' },
+    { request: 'PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', status: 505, detail: 'HTTP/2 is not spoken on this connection: send HTTP/1.1 (HTTP/2 is served only over TLS, where enabled)' },
+    // Anything else says what llhttp found.
+    { request: 'GET /health HTTP/1.1\nHost: x\n\n', status: 400, detail: `${unreadable}Expected CRLF after version` },
+    { request: 'GET /health HTTP/1.1\r\nHost: x\r\nBad Header: 1\r\n\r\n', status: 400, detail: `${unreadable}Invalid header token` },
+    { request: 'POST /v1/projects HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}', status: 400, detail: `${unreadable}Duplicate Content-Length` },
+    { request: 'POST /v1/projects HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n{}', status: 400, detail: `${unreadable}Transfer-Encoding can't be present with Content-Length` },
+    // A client that took the port for HTTPS: its answer is unreadable to it, the log line tells the operator.
+    { request: '\x16\x03\x01\x00\xa5\x01\x00\x00\xa1\x03\x03', status: 400, detail: 'a TLS handshake reached a port that speaks plain HTTP: use http://, not https://' }
+  ]
+  for (const { request, status, detail, instance = '' } of cases) {
+    const answer = await exchange(port, request)
+    t.match(answer, new RegExp(`^HTTP/1\\.1 ${status} `), JSON.stringify(request))
+    t.match(answer, /\r\ncontent-type: application\/problem\+json\r\n/)
+    t.match(answer, /\r\nx-content-type-options: nosniff\r\n/, 'with the security headers')
+    const problem = rawProblem(answer)
+    t.match(problem, { status, detail, type: /^urn:resourcery:problem:[a-z-]+$/ })
+    t.equal(problem.instance, instance, 'the target, where the parser read one, without its query')
+    t.match(logs.lines.filter(line => line.requestId === problem.requestId), [{ level: 30, msg: 'request refused before it could be read', statusCode: status, problem: problem.type, detail }], 'logged once, as a refusal')
+  }
+  t.same(logs.lines.filter(line => line.level >= 50), [], 'none logged as an error')
+})
+
+t.test('a request line naming HTTP/2.0 or no version (HTTP/0.9) is 505 with every header of an answer, not served as HTTP/1.1', async t => {
+  const logs = logCollector()
+  const app = await buildTestApp(t, { logStream: logs, env: { LOG_LEVEL: 'info' } })
+  const port = Number(new URL(await listen(app)).port)
+  for (const [request, version] of [['GET /v1/projects HTTP/2.0\r\nHost: x\r\nX-Request-Id: h2-text\r\nConnection: close\r\n\r\n', '2.0'], ['GET /v1/projects\r\n\r\n', '0.9']] as const) {
+    const answer = await exchange(port, request)
+    t.match(answer, /^HTTP\/1\.1 505 /, version)
+    t.match(answer, /\r\nx-ratelimit-remaining: \d+\r\n/, 'counted like any other request')
+    t.match(answer, /\r\nx-content-type-options: nosniff\r\n/)
+    t.match(rawProblem(answer), { status: 505, type: 'urn:resourcery:problem:http-version-not-supported', title: 'HTTP Version Not Supported', detail: `HTTP/${version} is not supported: send HTTP/1.1`, instance: '/v1/projects' })
+  }
+  t.match(logs.lines.filter(line => line.requestId === 'h2-text'), [{ level: 30, msg: 'request completed', statusCode: 505, problem: /http-version-not-supported$/ }])
+  // HTTP/1.0 and 1.1 are served as ever.
+  t.match(await exchange(port, 'GET /health HTTP/1.0\r\n\r\n'), /^HTTP\/1\.1 200 /)
 })
