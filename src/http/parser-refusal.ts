@@ -102,6 +102,8 @@ export function parserRefusal (error: ParserError): ParserRefusal {
       return unknownMethod(error)
     case 'HPE_INVALID_VERSION':
       return unspokenVersion(error)
+    case 'HPE_INVALID_EOF_STATE':
+      return { status: 400, detail: 'the connection was ended before the request was complete' }
     case 'HPE_PAUSED_H2_UPGRADE':
       return { status: 505, detail: 'HTTP/2 is not spoken on this connection: send HTTP/1.1 (HTTP/2 is served only over TLS, where enabled)' }
     default:

@@ -12,6 +12,7 @@
  * synchronously at any other exit; only a SIGKILL can lose the last lines.
  */
 import { EventEmitter } from 'node:events'
+import type { IncomingMessage } from 'node:http'
 import { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify'
 import pino from 'pino'
 
@@ -63,6 +64,21 @@ function requestLine (request: FastifyRequest, reply: FastifyReply): Record<stri
   }
 }
 
+/** The answer sent on its socket to a request whose body Node's parser refused as it arrived (parser-refusal.ts). */
+interface SocketAnswer extends Refusal { readonly statusCode: number }
+
+/** Requests by their raw message, with their replies: a refusal of a body still arriving belongs to its request. */
+const repliesByRaw = new WeakMap<IncomingMessage, FastifyReply>()
+const socketAnswers = new WeakMap<FastifyRequest, SocketAnswer>()
+
+/** The reply to the request whose raw message `raw` is. */
+export const replyToRaw = (raw: IncomingMessage): FastifyReply | undefined => repliesByRaw.get(raw)
+
+/** Tells `request`'s line that it was answered on its socket, below Fastify: by that status, not Fastify's. */
+export function noteSocketAnswer (request: FastifyRequest, answer: SocketAnswer): void {
+  socketAnswers.set(request, answer)
+}
+
 /**
  * Gives a request whose client closes the connection before its answer is
  * sent (while its body is read, or while its handler works) its line too:
@@ -71,13 +87,22 @@ function requestLine (request: FastifyRequest, reply: FastifyReply): Record<stri
  * time is when the client left. (An answer already being written when the
  * client left is not told apart: light-my-request's answers never report
  * themselves written, so every injected request would log a second line.)
+ * A request whose body the parser refused (a malformed chunk, a body that did
+ * not arrive in time) was answered on its socket instead, and its line says
+ * with what. Every request is remembered for that by its raw message: the
+ * parser can refuse a body in the same read as its head, before this hook
+ * could tell whether the body had all arrived (`complete` is set only once
+ * the read is parsed).
  */
 export function logUnanswered (app: FastifyInstance): void {
   app.addHook('onRequest', function watchForDeparture (request, reply, done) {
+    repliesByRaw.set(request.raw, reply)
     reply.raw.once('close', () => {
       if (reply.sent) return
       const { statusCode: _notSent, ...line } = requestLine(request, reply)
-      reply.log.info(line, 'connection closed before the answer')
+      const answer = socketAnswers.get(request)
+      if (answer === undefined) reply.log.info(line, 'connection closed before the answer')
+      else reply.log.info({ ...line, statusCode: answer.statusCode, problem: answer.problem, detail: clipped(answer.detail) }, 'request refused while its body was read')
     })
     done()
   })

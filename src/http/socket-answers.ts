@@ -5,12 +5,19 @@
  * over as each is written. Both the drain (idle-sweep.ts) and the refusal of
  * a request Node could not read (problems.ts) must wait for them.
  */
-import type { ServerResponse } from 'node:http'
+import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
 
-/** A connection's socket and the answer it is sending. */
+/** A connection's socket, the answer it is sending, and its parser, whose `incoming` is the last request read on it (Node's own fields). */
 export interface HttpSocket extends Socket {
   _httpMessage?: ServerResponse | null
+  parser?: { incoming?: IncomingMessage | null } | null
+}
+
+/** The request whose body the connection is still reading, if any: only the last one begun can be. */
+export function bodyBeingRead (socket: HttpSocket): IncomingMessage | undefined {
+  const latest = socket.parser?.incoming
+  return latest == null || latest.complete ? undefined : latest
 }
 
 /**

@@ -16,20 +16,15 @@
  */
 import type { IncomingMessage } from 'node:http'
 import type { Http2Session } from 'node:http2'
-import type { Socket } from 'node:net'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { shuttingDown } from '../errors.js'
 import { replaceIdleSweep } from '../http/idle-sweep.js'
-
-/** A connection's socket and its parser, whose `incoming` is the last request read on it (Node's own fields). */
-interface ParsedSocket extends Socket {
-  parser?: { incoming?: IncomingMessage | null } | null
-}
+import type { HttpSocket } from '../http/socket-answers.js'
 
 /** Whether another request was read on `request`'s connection after it: one pipelined behind it. */
 function requestBehind (request: IncomingMessage): boolean {
-  const latest = (request.socket as ParsedSocket).parser?.incoming
+  const latest = (request.socket as HttpSocket).parser?.incoming
   return latest != null && latest !== request
 }
 

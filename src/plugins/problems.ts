@@ -12,8 +12,8 @@ import { annotationOf, BodyTooLarge, MalformedBody, RouteNotFound, UnknownVersio
 import { PROBLEM_MEDIA_TYPE, Problem, problemBody, toProblem } from '../http/problem.js'
 import { instanceOf } from '../http/instance.js'
 import { parserRefusal, type ParserError } from '../http/parser-refusal.js'
-import { noteRefusal } from '../http/request-log.js'
-import { afterOwedAnswers } from '../http/socket-answers.js'
+import { noteRefusal, noteSocketAnswer, replyToRaw } from '../http/request-log.js'
+import { afterOwedAnswers, bodyBeingRead, type HttpSocket } from '../http/socket-answers.js'
 import { malformedPath, overlongSegment } from '../http/unroutable-path.js'
 import { API_VERSIONS, CURRENT_VERSION } from '../http/versions.js'
 import type { HeaderSet } from './security.js'
@@ -153,7 +153,10 @@ export function routingErrorHandler (securityHeaders: HeaderSet) {
  * where no hook runs: the problem (parser-refusal.ts says which), and the
  * headers every answer carries that do not need a request (there is none to
  * count). Each is logged, as a refused request is, under the request id its
- * answer shows. Requests read before it on the connection (pipelined) are
+ * answer shows. Where what the parser refused is the body of a request under
+ * way (a malformed chunk, a body that did not arrive in time), the answer is
+ * that request's: its id, its path, its one log line. Requests read before it
+ * on the connection (pipelined) are
  * answered first: the parser can meet the error in the same read as them,
  * before their handlers finish, and a refusal that closed the connection then
  * lost their answers, a committed write's 201 among them. Fastify calls this
@@ -169,10 +172,23 @@ export function clientErrorHandler (securityHeaders: HeaderSet) {
     }
     if (refused.has(socket)) return
     refused.add(socket)
+    // What the parser refused may be the body of a request already under way: the refusal is that request's answer,
+    // unless it was answered before its body was all read (a 401, a 404), and a second answer would be one too many.
+    const arriving = bodyBeingRead(socket as HttpSocket)
+    const reading = arriving === undefined ? undefined : replyToRaw(arriving)
+    if (reading?.sent === true) {
+      socket.destroy()
+      return
+    }
     const { status, detail, target } = parserRefusal(error)
-    const requestId = crypto.randomUUID()
-    const problem = problemBody(status, detail, { instance: target === undefined ? '' : instanceOf(target), requestId })
-    this.log.info({ requestId, statusCode: status, problem: problem.type, detail }, 'request refused before it could be read')
+    const requestId = reading?.request.id ?? crypto.randomUUID()
+    const instance = reading === undefined ? (target === undefined ? '' : instanceOf(target)) : instanceOf(reading.request.originalUrl)
+    const problem = problemBody(status, detail, { instance, requestId })
+    // A client that ended its side in the middle of a body may have left or may still read (a half-close looks the same):
+    // its request's line says it left, as for a client gone while its handler works.
+    if (reading !== undefined) {
+      if (error.code !== 'HPE_INVALID_EOF_STATE') noteSocketAnswer(reading.request, { statusCode: status, problem: problem.type, detail })
+    } else this.log.info({ requestId, statusCode: status, problem: problem.type, detail }, 'request refused before it could be read')
     const body = JSON.stringify(problem)
     const headers = [
       ['content-type', PROBLEM_MEDIA_TYPE], ['content-length', String(Buffer.byteLength(body))], ['cache-control', 'no-store'], ['x-request-id', requestId],

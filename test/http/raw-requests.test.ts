@@ -109,9 +109,20 @@ t.test('errors of the HTTP parser, and an Expect Node refuses, are problem+json 
   const splitHeader = await exchange(port, `GET /health HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(10000)}`, `${'a'.repeat(10000)}\r\n\r\n`)
   t.match(splitHeader, /^HTTP\/1\.1 431 /, 'a header over two reads is still 431')
 
-  // A malformed chunk in a body being read is that request's own fault: refused at once, not held back as if it were owed an answer first.
-  const chunked = `POST /v1/projects HTTP/1.1\r\nHost: x\r\nAuthorization: ${ADMIN}\r\nX-Request-Id: bad-chunk\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n5\r\n{"nam\r\nZZ\r\n`
-  t.same(statusLines(await exchange(port, chunked)), ['HTTP/1.1 400'], 'a malformed chunk')
+  // A malformed chunk in a body being read is that request's own fault: refused at once, not held back as if it were owed an answer first,
+  // and its answer is that request's: its id, its path, one log line.
+  const head = (id: string): string => `POST /v1/projects HTTP/1.1\r\nHost: x\r\nAuthorization: ${ADMIN}\r\nX-Request-Id: ${id}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n`
+  for (const [id, parts] of [['bad-chunk', [`${head('bad-chunk')}5\r\n{"nam\r\nZZ\r\n`]], ['bad-chunk-later', [head('bad-chunk-later'), '5\r\n{"nam\r\n', 'ZZ\r\n']]] as const) {
+    const badChunk = await exchange(port, ...parts)
+    t.same(statusLines(badChunk), ['HTTP/1.1 400'], 'a malformed chunk')
+    t.match(badChunk, new RegExp(`\r\nx-request-id: ${id}\r\n`), 'answered under the request\'s own id')
+    t.match(rawProblem(badChunk), { status: 400, requestId: id, instance: '/v1/projects', detail: 'the request could not be read: Invalid character in chunk size' })
+    await new Promise(resolve => setTimeout(resolve, 50))
+    t.match(logs.lines.filter(line => line.requestId === id), [{ level: 30, msg: 'request refused while its body was read', method: 'POST', url: '/v1/projects', statusCode: 400, detail: /Invalid character in chunk size/ }], 'its one line says what it was answered')
+  }
+  // A request answered before its body was read (a 404 needs none) gets no second answer for a body that then goes wrong.
+  const answeredFirst = await exchange(port, 'POST /v1/nothing-here HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\n{"nam\r\n', 'ZZ\r\n')
+  t.same(statusLines(answeredFirst), ['HTTP/1.1 404'], 'one answer, and the connection closes')
   // A client that goes away while its body is read leaves one info line, not an unexpected error with a stack.
   const leaving = connect(port, '127.0.0.1', () => leaving.write(`POST /v1/projects HTTP/1.1\r\nHost: x\r\nAuthorization: ${ADMIN}\r\nX-Request-Id: gone\r\nContent-Type: application/json\r\nContent-Length: 50\r\n\r\n{"na`))
   await new Promise(resolve => setTimeout(resolve, 100))
@@ -185,4 +196,23 @@ t.test('a request line naming HTTP/2.0 or no version (HTTP/0.9) is 505 with ever
   t.match(logs.lines.filter(line => line.requestId === 'h2-text'), [{ level: 30, msg: 'request completed', statusCode: 505, problem: /http-version-not-supported$/ }])
   // HTTP/1.0 and 1.1 are served as ever.
   t.match(await exchange(port, 'GET /health HTTP/1.0\r\n\r\n'), /^HTTP\/1\.1 200 /)
+})
+
+t.test('a body that does not arrive within REQUEST_TIMEOUT_MS is 408, answered as its request: its id, its path, its one log line', async t => {
+  const logs = logCollector()
+  const app = await buildTestApp(t, { logStream: logs, env: { LOG_LEVEL: 'info', REQUEST_TIMEOUT_MS: '1000', HEADERS_TIMEOUT_MS: '1000' } })
+  const port = Number(new URL(await listen(app)).port)
+  const slow = connect(port, '127.0.0.1', () => slow.write(`POST /v1/projects HTTP/1.1\r\nHost: x\r\nAuthorization: ${ADMIN}\r\nX-Request-Id: slow-body\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"na`))
+  let answer = ''
+  slow.on('data', chunk => { answer += chunk.toString() })
+  // A byte now and then: the bound is on the whole request, not on the gaps between its reads.
+  const trickle = setInterval(() => { if (!slow.destroyed) slow.write(' ') }, 200)
+  await new Promise(resolve => slow.on('close', resolve))
+  clearInterval(trickle)
+  t.same(statusLines(answer), ['HTTP/1.1 408'])
+  t.match(answer, /\r\nx-request-id: slow-body\r\n/)
+  t.match(rawProblem(answer), { status: 408, requestId: 'slow-body', instance: '/v1/projects', detail: 'the request did not arrive within the time this server waits for one' })
+  await new Promise(resolve => setTimeout(resolve, 50))
+  t.match(logs.lines.filter(line => line.requestId === 'slow-body'), [{ level: 30, msg: 'request refused while its body was read', statusCode: 408, problem: /request-timeout$/ }])
+  t.same(logs.lines.filter(line => line.msg === 'request refused before it could be read'), [], 'not a second line under another id')
 })
