@@ -67,12 +67,19 @@ function requestLine (request: FastifyRequest, reply: FastifyReply): Record<stri
 /** The answer sent on its socket to a request whose body Node's parser refused as it arrived (parser-refusal.ts). */
 interface SocketAnswer extends Refusal { readonly statusCode: number }
 
-/** Requests by their raw message, with their replies: a refusal of a body still arriving belongs to its request. */
-const repliesByRaw = new WeakMap<IncomingMessage, FastifyReply>()
+/**
+ * Each raw message's reply, so that a refusal of a body still arriving can be
+ * its request's answer. A property rather than a WeakMap: a WeakMap entry for
+ * every request, its value reaching back to its key, made each request cost
+ * 1.6 times the CPU (bench:ab, GET one), as V8's young-generation collections
+ * walked the growing table.
+ */
+const REPLY = Symbol('resourcery.reply')
+interface RawWithReply extends IncomingMessage { [REPLY]?: FastifyReply }
 const socketAnswers = new WeakMap<FastifyRequest, SocketAnswer>()
 
 /** The reply to the request whose raw message `raw` is. */
-export const replyToRaw = (raw: IncomingMessage): FastifyReply | undefined => repliesByRaw.get(raw)
+export const replyToRaw = (raw: IncomingMessage): FastifyReply | undefined => (raw as RawWithReply)[REPLY]
 
 /** Tells `request`'s line that it was answered on its socket, below Fastify: by that status, not Fastify's. */
 export function noteSocketAnswer (request: FastifyRequest, answer: SocketAnswer): void {
@@ -89,14 +96,14 @@ export function noteSocketAnswer (request: FastifyRequest, answer: SocketAnswer)
  * themselves written, so every injected request would log a second line.)
  * A request whose body the parser refused (a malformed chunk, a body that did
  * not arrive in time) was answered on its socket instead, and its line says
- * with what. Every request is remembered for that by its raw message: the
+ * with what. Every request's raw message points to its reply for that: the
  * parser can refuse a body in the same read as its head, before this hook
  * could tell whether the body had all arrived (`complete` is set only once
  * the read is parsed).
  */
 export function logUnanswered (app: FastifyInstance): void {
   app.addHook('onRequest', function watchForDeparture (request, reply, done) {
-    repliesByRaw.set(request.raw, reply)
+    (request.raw as RawWithReply)[REPLY] = reply
     reply.raw.once('close', () => {
       if (reply.sent) return
       const { statusCode: _notSent, ...line } = requestLine(request, reply)
