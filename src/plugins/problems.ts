@@ -156,11 +156,10 @@ export function routingErrorHandler (securityHeaders: HeaderSet) {
  * answer shows. Where what the parser refused is the body of a request under
  * way (a malformed chunk, a body that did not arrive in time), the answer is
  * that request's: its id, its path, its one log line. Requests read before it
- * on the connection (pipelined) are
- * answered first: the parser can meet the error in the same read as them,
- * before their handlers finish, and a refusal that closed the connection then
- * lost their answers, a committed write's 201 among them. Fastify calls this
- * with the app as `this`.
+ * on the connection (pipelined) are answered first: the parser can meet the
+ * error in the same read as them, before their handlers finish, and a refusal
+ * that closed the connection then lost their answers, a committed write's 201
+ * among them. Fastify calls this with the app as `this`.
  */
 export function clientErrorHandler (securityHeaders: HeaderSet) {
   // A parser that failed fails again on every later read, and the connection is refused once.
