@@ -11,9 +11,10 @@ import { MethodNotAllowed } from '../errors.js'
 /** The methods a path may have, in the order `Allow` lists them. */
 const SERVED = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']
 /**
- * Every method Node's parser accepts (CONNECT, a tunnel, is refused before routing: unroutable.ts): Fastify
- * routes only the common ones and TRACE unless told, so TRACE aside, any
- * other (PROPFIND, SEARCH…) on a known path was a 404 instead of a 405.
+ * Every method Node's parser accepts (CONNECT, a tunnel, is refused before
+ * routing: unroutable.ts): Fastify routes only the common ones and TRACE
+ * unless told, so TRACE aside, any other (PROPFIND, SEARCH…) on a known path
+ * was a 404 instead of a 405.
  */
 const REFUSED = NODE_METHODS.filter(method => method !== 'CONNECT' && !SERVED.includes(method))
 /** Marks a route that is no path of the API (a fallback here, the refusal route): its methods are not tracked. */

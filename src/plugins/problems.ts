@@ -181,8 +181,7 @@ export function clientErrorHandler (securityHeaders: HeaderSet) {
     }
     const { status, detail, target } = parserRefusal(error)
     const requestId = reading?.request.id ?? crypto.randomUUID()
-    const instance = reading === undefined ? (target === undefined ? '' : instanceOf(target)) : instanceOf(reading.request.originalUrl)
-    const problem = problemBody(status, detail, { instance, requestId })
+    const problem = problemBody(status, detail, { instance: instanceOf(reading?.request.originalUrl ?? target ?? ''), requestId })
     // A client that ended its side in the middle of a body may have left or may still read (a half-close looks the same):
     // its request's line says it left, as for a client gone while its handler works.
     if (reading !== undefined) {

@@ -5,12 +5,12 @@
  * http-version.ts), a Host header field missing, repeated or malformed (400;
  * host-header.ts), an Expect other than 100-continue (417; Node hands those
  * to `checkExpectation` instead of routing them) and CONNECT (405: Node
- * hands it the bare socket, and no route takes one). Answered where they arise,
- * below Fastify, they ran no hook: no rate-limit or CORS headers, no count
- * against the client's limit, no log line. So they are recognised before
- * routing (rewriteUrl) and routed to one hidden route that refuses them once
- * the hooks every answer gets have run: request id, security, CORS, rate
- * limiting. Fastify's frameworkErrors, where the router's own refusals land,
+ * hands it the bare socket, and no route takes one). Answered where they
+ * arise, below Fastify, they ran no hook: no rate-limit or CORS headers, no
+ * count against the client's limit, no log line. So they are recognised
+ * before routing (rewriteUrl) and routed to one hidden route that refuses
+ * them once the hooks every answer gets have run: request id, security, CORS,
+ * rate limiting. Fastify's frameworkErrors, where the router's own refusals land,
  * stays as the fallback for any path the check here lets through.
  */
 import { ServerResponse, type IncomingMessage } from 'node:http'
