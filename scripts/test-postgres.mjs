@@ -9,7 +9,7 @@ const url = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432
 // Run compiled, as `npm test` runs every suite (npm test builds first).
 const suites = [
   'resources/crud', 'resources/validation', 'resources/merge-patch', 'resources/write-only', 'resources/number-literals', 'resources/closed-objects', 'resources/date-times', 'resources/model-based', 'resources/relations', 'resources/pagination', 'resources/query-language', 'resources/query-refusals',
-  'http/errors', 'http/raw-requests', 'http/request-log', 'http/caching', 'http/concurrency', 'http/idempotency', 'http/negotiation',
+  'http/errors', 'http/raw-requests', 'http/request-log', 'http/caching', 'http/create-preconditions', 'http/concurrency', 'http/idempotency', 'http/negotiation',
   'auth/credentials', 'auth/admin-pages', 'auth/admin-conditional', 'auth/ownership', 'auth/ownership-model',
   'ops/health',
   'store/migration', 'store/sort-plans', 'store/row-counts', 'store/value-counts', 'store/remembered-pages', 'store/long-names', 'store/tally-repair',

@@ -5,14 +5,17 @@
  * which secret it shows once) and stays with the collection.
  */
 import { Type } from '@sinclair/typebox'
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { ResourceNotFound } from '../errors.js'
+import { checkBeforeCreating } from '../http/conditional.js'
+import { linkBase } from '../http/instance.js'
 import { Id } from '../resources/derive.js'
+import { collectionPath } from '../resources/links.js'
 import { EXAMPLE_ID, scopeProblem } from '../resources/problem-examples.js'
-import { ADMIN_ITEM_HEADERS, ADMIN_ITEM_READ, ADMIN_LIST_READ, ADMIN_REMOVE, jsonResponse, listProblems, LOCATION, notModified, problemResponses } from '../resources/responses.js'
+import { ADMIN_ITEM_HEADERS, ADMIN_ITEM_READ, ADMIN_LIST_READ, ADMIN_REMOVE, CREATE_CONDITIONS, createPreconditionProblem, jsonResponse, listProblems, LOCATION, notModified, problemResponses } from '../resources/responses.js'
 import type { LiveItems } from '../store/live-items.js'
 import { ADMIN_PAGE_HEADERS, adminPage, adminPageQuery } from './admin-pages.js'
-import { changedSince, checkBeforeRemoving, sendAdminItem, sendAdminList } from './admin-conditional.js'
+import { adminListTag, changedSince, checkBeforeRemoving, sendAdminItem, sendAdminList } from './admin-conditional.js'
 import { ADMIN_SCOPE } from './authenticate.js'
 import { scopeNote, securityFor } from './openapi-security.js'
 
@@ -34,6 +37,8 @@ export function adminOperation (tag: string, operationId: string, summary: strin
 }
 
 export interface AdminCreate {
+  /** The collection's path, under /v1: `/api-keys`. */
+  readonly path: string
   /** `$id` of the request body's schema. */
   readonly body: string
   /** `$id` of the 201's schema, which holds the secret shown only then. */
@@ -42,12 +47,23 @@ export interface AdminCreate {
   readonly shown: string
 }
 
+const ADMIN_CREATE = Type.Object(CREATE_CONDITIONS)
+
 /** The operation of an admin create: its body, a 201 with Location, and its refusals. */
-export function adminCreateOperation (tag: string, operationId: string, summary: string, { body, created, shown }: AdminCreate): Record<string, unknown> {
+export function adminCreateOperation (tag: string, operationId: string, summary: string, { path, body, created, shown }: AdminCreate): Record<string, unknown> {
   return adminOperation(tag, operationId, summary, {
+    headers: ADMIN_CREATE,
     body: Type.Ref(body),
-    response: { 201: jsonResponse(shown, Type.Ref(created), { ...LOCATION, ...ADMIN_ITEM_HEADERS }), ...problemResponses([400, 401, ADMIN_FORBIDDEN, 413, 415, 429]) }
+    response: { 201: jsonResponse(shown, Type.Ref(created), { ...LOCATION, ...ADMIN_ITEM_HEADERS }), ...problemResponses([400, 401, ADMIN_FORBIDDEN, createPreconditionProblem(collectionPath(path.slice(1))), 413, 415, 429]) }
   })
+}
+
+/**
+ * Before an item is created: the create's preconditions on its collection
+ * (412), whose current tag is the whole list's, as a GET without a page shows it.
+ */
+export async function checkBeforeAdminCreate<T> (request: FastifyRequest, items: LiveItems<T>, view: (item: T) => object): Promise<void> {
+  await checkBeforeCreating(request.headers, linkBase(request.url), async () => adminListTag(await adminPage(request, items, view)))
 }
 
 /** Route config of admin routes: the scope, and for writes the one body type they take. */

@@ -30,14 +30,18 @@ export interface AdminList {
  * gone comes before the 412.
  */
 export async function sendAdminList (request: FastifyRequest, reply: FastifyReply, read: () => Promise<AdminList>): Promise<unknown> {
-  const { items, headers = {} } = await read()
+  const list = await read()
   if (failsOnWeakTag(request.headers['if-match'])) throw listIfMatchFailed()
-  reply.headers(headers)
-  // The tag covers what the headers say of the list too (its total, whether a next page exists): a tag of
-  // the body alone would revalidate a first page whose collection had grown, and keep the old total and links.
-  if (tagged(request, reply, bodyTag(JSON.stringify([items, headers])))) return await reply.code(304).send()
-  return items
+  reply.headers(list.headers ?? {})
+  if (tagged(request, reply, adminListTag(list))) return await reply.code(304).send()
+  return list.items
 }
+
+/**
+ * A list's weak tag. It covers what the headers say of the list too (its total, whether a next page exists):
+ * a tag of the body alone would revalidate a first page whose collection had grown, and keep the old total and links.
+ */
+export const adminListTag = ({ items, headers = {} }: AdminList): EntityTag => bodyTag(JSON.stringify([items, headers]))
 
 /** A create's 201: Location, the ETag of the item as a GET shows it (without its secret), and the item with its secret, shown only now. */
 export async function sendAdminCreated (reply: FastifyReply, location: string, item: object, secret: Readonly<Record<string, string>>): Promise<unknown> {

@@ -8,7 +8,7 @@ import type { FastifyInstance } from 'fastify'
 import type { ProblemIssue } from '../errors.js'
 import { bodyMembers, refuseWithAll } from '../http/attached-validation.js'
 import { canonicalDateTime } from '../http/date-time.js'
-import { adminCollectionRoutes, adminCreateOperation, adminWriteConfig } from './admin-collection.js'
+import { adminCollectionRoutes, adminCreateOperation, adminWriteConfig, checkBeforeAdminCreate } from './admin-collection.js'
 import { sendAdminCreated } from './admin-conditional.js'
 import { apiKeyView, clientView, type ApiKeyCreate, type ClientCreate } from './credential-schemas.js'
 import { hashClientSecret, newApiKey, newClientCredentials } from './secrets.js'
@@ -38,10 +38,11 @@ export async function adminRoutes (app: FastifyInstance, { knownScopes, maxLimit
     config: adminWriteConfig,
     // The handler's own checks (scopes, expiry) join the schema's issues in one 400.
     attachValidation: true,
-    schema: adminCreateOperation('api-keys', 'createApiKey', 'Create an API key', { body: 'ApiKeyCreate', created: 'ApiKeyCreated', shown: 'The key, shown only now.' })
+    schema: adminCreateOperation('api-keys', 'createApiKey', 'Create an API key', { path: '/api-keys', body: 'ApiKeyCreate', created: 'ApiKeyCreated', shown: 'The key, shown only now.' })
   }, async function createApiKey (request, reply) {
     const { scopes, expiresAt } = bodyMembers(request)
     refuseWithAll(request, 'body', [...unknownScopes(scopes), ...expiryIssues(expiresAt)])
+    await checkBeforeAdminCreate(request, app.store.credentials.apiKeys, apiKeyView)
     const body = request.body as Static<typeof ApiKeyCreate>
     const { key, prefix, hash } = newApiKey()
     // The schema's date-time format took only an expiry the stored form holds (date-time.ts).
@@ -67,9 +68,10 @@ export async function adminRoutes (app: FastifyInstance, { knownScopes, maxLimit
   app.post('/clients', {
     config: adminWriteConfig,
     attachValidation: true,
-    schema: adminCreateOperation('clients', 'createClient', 'Create an OAuth client', { body: 'ClientCreate', created: 'ClientCreated', shown: 'The client and its secret, shown only now.' })
+    schema: adminCreateOperation('clients', 'createClient', 'Create an OAuth client', { path: '/clients', body: 'ClientCreate', created: 'ClientCreated', shown: 'The client and its secret, shown only now.' })
   }, async function createClient (request, reply) {
     refuseWithAll(request, 'body', unknownScopes(bodyMembers(request).scopes))
+    await checkBeforeAdminCreate(request, app.store.credentials.clients, clientView)
     const body = request.body as Static<typeof ClientCreate>
     const { clientId, clientSecret } = newClientCredentials()
     const record = await app.store.credentials.createClient({ clientId, name: body.name, scopes: body.scopes, secretHash: await hashClientSecret(clientSecret) })

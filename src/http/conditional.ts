@@ -66,6 +66,35 @@ export const failsOnWeakTag = (ifMatch: string | undefined): boolean => ifMatchF
 export const listIfMatchFailed = (): Error =>
   new PreconditionFailed('a list\'s ETag is weak and If-Match compares ETags strongly, so on a list only If-Match: * can hold (RFC 9110 §13.1.1)')
 
+/** Why a create's precondition failed, said of the collection at `path`. */
+const CREATE_REFUSALS = {
+  'if-match': (path: string) => `the ETag of ${path} is weak and If-Match compares ETags strongly, so on a create only If-Match: * can hold (RFC 9110 §13.1.1)`,
+  exists: (path: string) => `If-None-Match: * holds only where nothing exists yet, and ${path} does`,
+  current: (path: string) => `If-None-Match names the current ETag of ${path}`
+}
+
+/** The 412 of a create on the collection at `path` whose precondition failed, and why. */
+export const createPreconditionFailed = (path: string, why: keyof typeof CREATE_REFUSALS): Error =>
+  new PreconditionFailed(`${CREATE_REFUSALS[why](path)}; nothing was created`)
+
+/**
+ * A create's preconditions (RFC 9110 §13.1.1-2: a server MUST evaluate them
+ * before performing any method) on the collection it adds to, whose current
+ * representation is its first page as a GET shows it now. That page's tag is
+ * weak, so If-Match, which compares strongly, holds only as `*`.
+ * If-None-Match fails as `*` (the collection exists) or when it names that
+ * tag, which is read only then. If-Unmodified-Since is ignored: a collection
+ * has no Last-Modified (§13.1.4). A failed one is 412, and nothing is created.
+ */
+export async function checkBeforeCreating (headers: IncomingHttpHeaders, path: string, currentTag: () => Promise<EntityTag>): Promise<void> {
+  if (failsOnWeakTag(headers['if-match'])) throw createPreconditionFailed(path, 'if-match')
+  const tags = parseEntityTags(headers['if-none-match'])
+  if (tags === '*') throw createPreconditionFailed(path, 'exists')
+  if (tags !== undefined && tags.length > 0 && noneMatch(headers['if-none-match'], await currentTag()) === true) {
+    throw createPreconditionFailed(path, 'current')
+  }
+}
+
 /** If-None-Match uses weak comparison: the opaque parts are compared, weakness ignored. */
 export function noneMatch (header: string | undefined, current: EntityTag): boolean | undefined {
   const tags = parseEntityTags(header)

@@ -117,6 +117,9 @@ export function representationSchema (resource: Resource): TObject {
   })
 }
 
+/** A list page's body: its items, which may be sparse. */
+export const pageSchema = (resource: Resource): TSchema => Type.Array(Type.Ref(schemaIds(resource).sparse))
+
 /** The representation with only id and links required, for lists that may be sparse (`fields=`). */
 function sparseSchema (resource: Resource, representation: TObject): TObject {
   const schema = Type.Object(representation.properties, {

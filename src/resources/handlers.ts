@@ -8,14 +8,16 @@ import type { FastifyReply, FastifyRequest, RouteHandlerMethod } from 'fastify'
 import { invalid } from '../errors.js'
 import { bodyMembers, refuseWithAll } from '../http/attached-validation.js'
 import { describeAjvErrors, type AjvError } from '../http/ajv-issues.js'
-import { formatEntityTag, httpDate, notModified, recordTag } from '../http/conditional.js'
+import { checkBeforeCreating, formatEntityTag, httpDate, notModified, recordTag } from '../http/conditional.js'
+import { linkBase } from '../http/instance.js'
 import { JSON_MEDIA_TYPE } from '../http/json-body.js'
 import { prefersMinimal } from '../http/prefer.js'
 import type { StoredRecord } from '../store/store.js'
 import type { CursorCodec } from './cursor.js'
+import type { Condition } from './define.js'
 import { readOnlyNames, schemaIds } from './derive.js'
 import { itemPath, represent } from './links.js'
-import { refuseInvalidQuery, sendList } from './list-handler.js'
+import { currentListTag, refuseInvalidQuery, sendList } from './list-handler.js'
 import { mergedValuesCheck } from './merged-check.js'
 import type { ChildLink, Model, Resource } from './model.js'
 import { refuseHiddenParents, unknownParents } from './parent-visibility.js'
@@ -35,6 +37,9 @@ interface BodyChecks {
 /** A compiled body schema, as Fastify keeps one per media type. */
 type BodyValidator = ((value: unknown) => boolean) & { errors?: AjvError[] | null }
 type IdParams = { id: number }
+
+/** The records a related path (`/v1/projects/7/tasks`) holds: those whose key names its parent. */
+const relatedTo = (link: ChildLink, id: number): Condition[] => [{ field: link.foreignKey, op: 'eq', value: id }]
 
 export interface ResourceHandlers {
   list: RouteHandlerMethod
@@ -79,6 +84,11 @@ export function resourceHandlers (model: Model, resource: Resource, { cursors, e
     const record = key?.committed ?? await request.server.store.insert(target, stamped(request, target, values), key === null ? undefined : { idempotency: key.held })
     reply.code(201).header('location', itemPath(target.collection, record.id))
     return await sendWritten(request, reply, target, record)
+  }
+
+  /** 412 unless the create's preconditions hold on the collection it adds to: `target`'s records under `scope`. */
+  async function checkCreate (request: FastifyRequest, reply: FastifyReply, target: Resource, scope: Condition[] = []): Promise<void> {
+    await checkBeforeCreating(request.headers, linkBase(request.url), async () => await currentListTag(request, reply, target, scope, cursors))
   }
 
   const targetOf = (request: FastifyRequest): WriteTarget => ({ request, resource, id: (request.params as IdParams).id, epoch })
@@ -158,6 +168,7 @@ export function resourceHandlers (model: Model, resource: Resource, { cursors, e
     async create (request, reply) {
       await refuseInvalidBody(request, resource)
       await refuseHiddenParents(request, model, resource, request.body as Body)
+      await checkCreate(request, reply, resource)
       return await insert(request, reply, resource, writableValues(resource, request.body as Body))
     },
 
@@ -188,7 +199,7 @@ export function resourceHandlers (model: Model, resource: Resource, { cursors, e
         refuseInvalidQuery(request, child, cursors)
         const { id } = request.params as IdParams
         await load({ request, resource, id })
-        return await sendList(request, reply, child, [{ field: link.foreignKey, op: 'eq', value: id }], cursors)
+        return await sendList(request, reply, child, relatedTo(link, id), cursors)
       }
     },
 
@@ -196,11 +207,13 @@ export function resourceHandlers (model: Model, resource: Resource, { cursors, e
       const child = model.get(link.child)
       return async function createRelated (request, reply) {
         const { id } = request.params as IdParams
+        const scope = relatedTo(link, id)
         await refuseInvalidBody(request, child, { pathParent: { foreignKey: link.foreignKey, id } })
         await load({ request, resource, id })
         // The path's parent is checked by load(); a child with other parents names them in its body.
         const { [link.foreignKey]: _fromPath, ...body } = request.body as Body
         await refuseHiddenParents(request, model, child, body)
+        await checkCreate(request, reply, child, scope)
         return await insert(request, reply, child, { ...writableValues(child, body), [link.foreignKey]: id })
       }
     }

@@ -10,15 +10,17 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { refuseWithAll } from '../http/attached-validation.js'
-import { bodyTag, failsOnWeakTag, listIfMatchFailed, tagged } from '../http/conditional.js'
+import type { TSchema } from '@sinclair/typebox'
+import { bodyTag, failsOnWeakTag, listIfMatchFailed, tagged, type EntityTag } from '../http/conditional.js'
 import { keptBody, sendKept, type KeptBody } from '../http/content-coding.js'
 import { linkBase, searchOf } from '../http/instance.js'
 import type { StoredRecord } from '../store/store.js'
 import type { Condition } from './define.js'
 import type { CursorCodec } from './cursor.js'
+import { pageSchema } from './derive.js'
 import { cursorLinks, pageLinks, represent } from './links.js'
 import type { Resource } from './model.js'
-import { listQueryIssues, parseListQuery, positionOf } from './query.js'
+import { listQueryIssues, parseListQuery, positionOf, type ListRequest } from './query.js'
 import { visibility } from './visibility.js'
 
 /** A sparse fieldset keeps id and links, and only the named fields. */
@@ -49,9 +51,7 @@ interface RenderedPage extends KeptBody {
 const renderedPages = new WeakMap<readonly StoredRecord[], RenderedPage>()
 
 /** `records` as sent, kept with `read`, the store's answer they come from. */
-function render (reply: FastifyReply, target: Resource, read: readonly StoredRecord[], records: readonly StoredRecord[], fields: readonly string[] | undefined): RenderedPage {
-  const serializer = reply.getSerializationFunction('200', 'application/json') as Serializer | undefined
-  if (serializer === undefined) throw new Error(`the list of ${target.collection} has no response schema to serialize it with`)
+function render (serializer: Serializer, target: Resource, read: readonly StoredRecord[], records: readonly StoredRecord[], fields: readonly string[] | undefined): RenderedPage {
   const fieldList = fields?.join(',') ?? ''
   const kept = renderedPages.get(read)
   // `?limit=21` and `?limit=20&cursor=` read the same 21 rows; only the first sends them all.
@@ -73,9 +73,22 @@ export function refuseInvalidQuery (request: FastifyRequest, target: Resource, c
   refuseWithAll(request, 'querystring', listQueryIssues(target, request.query as Record<string, unknown>, { now: new Date(), cursors }))
 }
 
-export async function sendList (request: FastifyRequest, reply: FastifyReply, target: Resource, scope: Condition[], cursors: CursorCodec): Promise<unknown> {
-  const list = parseListQuery(target, request.query as Record<string, unknown>, { now: new Date(), cursors })
-  if (failsOnWeakTag(request.headers['if-match'])) throw listIfMatchFailed()
+/** A list route's own serializer for its pages. */
+function routeSerializer (reply: FastifyReply, target: Resource): Serializer {
+  const serializer = reply.getSerializationFunction('200', 'application/json') as Serializer | undefined
+  if (serializer === undefined) throw new Error(`the list of ${target.collection} has no response schema to serialize it with`)
+  return serializer
+}
+
+/** What a page is sent with: its body, its weak tag and the headers that say where it stands in the collection. */
+interface ListAnswer {
+  readonly page: RenderedPage
+  readonly tag: EntityTag
+  readonly headers: Readonly<Record<string, string | number>>
+}
+
+/** Reads and renders the page `list` asks for, of `target`'s records under `scope` that the caller may see. */
+async function answerList (request: FastifyRequest, serializer: Serializer, target: Resource, scope: Condition[], cursors: CursorCodec, list: ListRequest): Promise<ListAnswer> {
   const where = [...scope, ...visibility(request, target), ...list.store.where]
   const { store } = request.server
   const path = linkBase(request.url)
@@ -85,11 +98,12 @@ export async function sendList (request: FastifyRequest, reply: FastifyReply, ta
   let records: StoredRecord[]
   // What the page says of the collection besides its records: part of its tag.
   let navigation: string
+  let headers: Record<string, string | number>
   if (list.mode === 'page') {
     const { records: page, total } = await store.countedPage(target, { ...list.store, where })
     read = records = page
     navigation = String(total)
-    reply.header('x-total-count', total).header('link', pageLinks(path, search, list.page, list.limit, total))
+    headers = { 'x-total-count': total, link: pageLinks(path, search, list.page, list.limit, total) }
   } else {
     read = await store.list(target, { ...list.store, where })
     records = read.slice(0, list.limit)
@@ -98,10 +112,35 @@ export async function sendList (request: FastifyRequest, reply: FastifyReply, ta
       ? cursors.encode({ sort: list.sort, values: positionOf(last, list.store.orderBy) })
       : undefined
     navigation = next === undefined ? 'end' : 'more'
-    reply.header('link', cursorLinks(path, search, next))
+    headers = { link: cursorLinks(path, search, next) }
   }
-  const page = render(reply, target, read, records, list.fields)
-  if (tagged(request, reply, { weak: true, opaque: `${page.digest}.${navigation}` })) return await reply.code(304).send()
+  const page = render(serializer, target, read, records, list.fields)
+  return { page, tag: { weak: true, opaque: `${page.digest}.${navigation}` }, headers }
+}
+
+export async function sendList (request: FastifyRequest, reply: FastifyReply, target: Resource, scope: Condition[], cursors: CursorCodec): Promise<unknown> {
+  const list = parseListQuery(target, request.query as Record<string, unknown>, { now: new Date(), cursors })
+  if (failsOnWeakTag(request.headers['if-match'])) throw listIfMatchFailed()
+  const { page, tag, headers } = await answerList(request, routeSerializer(reply, target), target, scope, cursors, list)
+  reply.headers(headers)
+  if (tagged(request, reply, tag)) return await reply.code(304).send()
   // Coded here rather than by @fastify/compress, so that the coded body is kept with the page (content-coding.ts).
   return await sendKept(request, reply.type('application/json; charset=utf-8'), page)
+}
+
+/** One page schema per resource: Fastify keeps what it compiles for a schema by the schema object. */
+const pageSchemas = new WeakMap<Resource, TSchema>()
+
+/**
+ * The tag a GET of the collection a create adds to would answer with now
+ * (its first page, as the caller sees it), for the create's If-None-Match.
+ * A create's route has no page serializer of its own; the page's schema is
+ * compiled for it once, and writes the same body as the list route's.
+ */
+export async function currentListTag (request: FastifyRequest, reply: FastifyReply, target: Resource, scope: Condition[], cursors: CursorCodec): Promise<EntityTag> {
+  let schema = pageSchemas.get(target)
+  if (schema === undefined) pageSchemas.set(target, schema = pageSchema(target))
+  const serializer = reply.compileSerializationSchema(schema, '200', 'application/json') as Serializer
+  const list = parseListQuery(target, {}, { now: new Date(), cursors })
+  return (await answerList(request, serializer, target, scope, cursors, list)).tag
 }

@@ -9,13 +9,17 @@ import { firstRequestRunning } from '../errors.js'
 import { stillReferenced, uniqueClash } from '../store/store-errors.js'
 import type { Model, Resource } from './model.js'
 import { changedSince, ifMatchRequired, notFound } from './preconditions.js'
+import { collectionPath } from './links.js'
 import { EXAMPLE_ID, type ProblemDoc } from './problem-examples.js'
+import { createPreconditionProblem } from './responses.js'
 
 export interface ResourceProblems {
   /** 404 on a path under one of the resource's records: the record itself, or one of its related collections. */
   readonly notFound: ProblemDoc
   /** 412 of a record's GET or write. */
   readonly changed: ProblemDoc
+  /** 412 of a create: its If-Match or If-None-Match failed on the collection. */
+  readonly createPrecondition: ProblemDoc
   /** 409 of a create: a unique value taken, or an Idempotency-Key whose first request is still running. */
   readonly createConflict: ProblemDoc
   /** 409 of a PUT or PATCH: only where the resource has unique fields. */
@@ -46,6 +50,7 @@ export function resourceProblems (model: Model, resource: Resource): ResourcePro
   return {
     notFound: { status: 404, error: notFound(resource, EXAMPLE_ID), description: `No ${name} with this id, or none the caller may see.` },
     changed: { status: 412, error: changedSince(resource, 'if-match') },
+    createPrecondition: createPreconditionProblem(collectionPath(resource.collection)),
     createConflict: taken === undefined
       ? { status: 409, error: firstRequestRunning(), description: 'A request with the same Idempotency-Key is still running.' }
       : { status: 409, error: uniqueClash(resource, unique[0]!), description: `${taken}, or a request with the same Idempotency-Key is still running.` },

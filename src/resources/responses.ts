@@ -5,7 +5,7 @@
 import { STATUS_CODES } from 'node:http'
 import { Type, type TSchema } from '@sinclair/typebox'
 import { PROBLEM_MEDIA_TYPE } from '../http/problem.js'
-import { listIfMatchFailed } from '../http/conditional.js'
+import { createPreconditionFailed, listIfMatchFailed } from '../http/conditional.js'
 import { exampleOf, problemExample, type ProblemDoc } from './problem-examples.js'
 
 const WHEN: Record<number, string> = {
@@ -138,7 +138,19 @@ export const ADMIN_REMOVE = Type.Object({
 export const ADMIN_ITEM_HEADERS = { ETag: header('string', 'Strong entity tag of the item as a GET shows it (without any secret): send it in If-None-Match to revalidate, or in If-Match to remove only what you saw.') }
 export const ADMIN_LIST_HEADERS = { ETag: header('string', 'Weak entity tag of this list: send it in If-None-Match to revalidate.') }
 
+/** A create's preconditions, on the collection it adds to (conditional.ts). */
+export const CREATE_CONDITIONS = {
+  'If-Match': Type.Optional(Type.String({ description: 'Only `*` holds: the collection\'s ETag is weak and If-Match compares strongly, so any tag is 412 and nothing is created.' })),
+  'If-None-Match': Type.Optional(Type.String({ description: 'ETags of the collection (as its GET without a query answers): 412 when one is current, and nothing is created. `*` is always 412: the collection exists.' }))
+}
+/** The 412 of a create on the collection at `path`. */
+export const createPreconditionProblem = (path: string): ProblemDoc => ({
+  status: 412,
+  error: createPreconditionFailed(path, 'current'),
+  description: 'A precondition failed, and nothing was created: If-Match other than `*`, If-None-Match: *, or an If-None-Match that names the collection\'s current ETag.'
+})
 export const CREATE_HEADERS = Type.Object({
+  ...CREATE_CONDITIONS,
   'Idempotency-Key': Type.Optional(Type.String({ minLength: 1, maxLength: 255, description: 'A retry with the same key and body within 24 h gets the first response again (`Idempotent-Replayed: true`) and creates nothing. Keys are per credential.' })),
   Prefer: Type.Optional(Type.String({ description: '`return=minimal`: answer 201 with Location and no body.' }))
 })

@@ -9,14 +9,14 @@ import { scopeNote, securityFor } from '../auth/openapi-security.js'
 import { JSON_MEDIA_TYPE, MERGE_PATCH_MEDIA_TYPE } from '../http/json-body.js'
 import type { CursorCodec } from './cursor.js'
 import { deprecationHeaderDocs, deprecationHeaders } from './deprecation.js'
-import { Id, nestedCreateId, readOnlyNames, schemaIds } from './derive.js'
+import { Id, nestedCreateId, pageSchema, readOnlyNames, schemaIds } from './derive.js'
 import { resourceHandlers } from './handlers.js'
-import { collectionPath } from './links.js'
+import { collectionPath, itemPath } from './links.js'
 import { pascal, type Model, type Resource } from './model.js'
-import { scopeProblem } from './problem-examples.js'
+import { EXAMPLE_ID, scopeProblem } from './problem-examples.js'
 import { listQuerySchema } from './query-schema.js'
 import { resourceProblems } from './resource-problems.js'
-import { CONDITIONAL_LIST_READ, CONDITIONAL_RECORD_READ, CONDITIONAL_WRITE, CREATE_HEADERS, CREATED_HEADERS, LIST_HEADERS, MINIMAL_HEADERS, RECORD_HEADERS, jsonResponse, listProblems, notModified, problemResponses, withHeaders } from './responses.js'
+import { CONDITIONAL_LIST_READ, CONDITIONAL_RECORD_READ, CONDITIONAL_WRITE, CREATE_HEADERS, CREATED_HEADERS, LIST_HEADERS, MINIMAL_HEADERS, RECORD_HEADERS, createPreconditionProblem, jsonResponse, listProblems, notModified, problemResponses, withHeaders } from './responses.js'
 
 export interface ResourceRoutesOptions {
   readonly model: Model
@@ -35,7 +35,7 @@ export async function resourceRoutes (app: FastifyInstance, { model, resource, m
   const handlers = resourceHandlers(model, resource, { cursors, epochs })
   const ids = schemaIds(resource)
   const one = Type.Ref(ids.representation)
-  const many = Type.Array(Type.Ref(ids.sparse))
+  const many = pageSchema(resource)
   const name = resource.singular
   const readOnly = readOnlyNames(resource)
   const tags = [resource.collection]
@@ -99,7 +99,7 @@ export async function resourceRoutes (app: FastifyInstance, { model, resource, m
       summary: `Create a ${name}`,
       headers: CREATE_HEADERS,
       body: Type.Ref(ids.create),
-      response: { 201: jsonResponse(`The created ${name} (no body with \`Prefer: return=minimal\`).`, one, CREATED_HEADERS), ...problemResponses([400, problems.createConflict, 413, 415, 422]) }
+      response: { 201: jsonResponse(`The created ${name} (no body with \`Prefer: return=minimal\`).`, one, CREATED_HEADERS), ...problemResponses([400, problems.createConflict, problems.createPrecondition, 413, 415, 422]) }
     }
   })
   route(resource, {
@@ -165,6 +165,7 @@ export async function resourceRoutes (app: FastifyInstance, { model, resource, m
   for (const link of resource.children) {
     const child = model.get(link.child)
     const childIds = schemaIds(child)
+    const childProblems = resourceProblems(model, child)
     // Operations are named by parent and child; by the relation where two relations reach the same child.
     const named = resource.children.filter(other => other.child === link.child).length > 1 ? pascal(link.name) : ''
     const relation = named === '' ? `${resource.typeName}${child.pluralTypeName}` : `${resource.typeName}${named}`
@@ -179,7 +180,7 @@ export async function resourceRoutes (app: FastifyInstance, { model, resource, m
         params: IdParams,
         querystring: listQuerySchema(child, maxLimit),
         headers: CONDITIONAL_LIST_READ,
-        response: { 200: jsonResponse(`A page of the ${name}'s ${link.name}.`, Type.Array(Type.Ref(childIds.sparse)), LIST_HEADERS), ...notModified(LIST_HEADERS), ...listProblems([400, problems.notFound]) }
+        response: { 200: jsonResponse(`A page of the ${name}'s ${link.name}.`, pageSchema(child), LIST_HEADERS), ...notModified(LIST_HEADERS), ...listProblems([400, problems.notFound]) }
       }
     })
     route(child, {
@@ -195,7 +196,7 @@ export async function resourceRoutes (app: FastifyInstance, { model, resource, m
         params: IdParams,
         headers: CREATE_HEADERS,
         body: Type.Ref(nestedCreateId(child, resource, link.foreignKey)),
-        response: { 201: jsonResponse(`The created ${child.singular}.`, Type.Ref(childIds.representation), CREATED_HEADERS), ...problemResponses([400, problems.notFound, resourceProblems(model, child).createConflict, 413, 415, 422]) }
+        response: { 201: jsonResponse(`The created ${child.singular}.`, Type.Ref(childIds.representation), CREATED_HEADERS), ...problemResponses([400, problems.notFound, childProblems.createConflict, createPreconditionProblem(`${itemPath(resource.collection, EXAMPLE_ID)}/${link.name}`), 413, 415, 422]) }
       }
     })
   }

@@ -5,7 +5,7 @@
 import { Type, type Static } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
 import { sendAdminCreated, sendAdminList } from '../auth/admin-conditional.js'
-import { ADMIN_FORBIDDEN, adminCollectionRoutes, adminConfig, adminCreateOperation, adminOperation, adminWriteConfig, noSuchItem, NullableTimestamp, Timestamp } from '../auth/admin-collection.js'
+import { ADMIN_FORBIDDEN, adminCollectionRoutes, adminConfig, adminCreateOperation, adminOperation, adminWriteConfig, checkBeforeAdminCreate, noSuchItem, NullableTimestamp, Timestamp } from '../auth/admin-collection.js'
 import { DeliveryNotResendable, ResourceNotFound } from '../errors.js'
 import { bodyMembers, refuseWithAll } from '../http/attached-validation.js'
 import { Id } from '../resources/derive.js'
@@ -112,7 +112,7 @@ export async function webhookRoutes (app: FastifyInstance, { collections, allowP
     config: adminWriteConfig,
     // The handler's own checks (event names, the target's address) join the schema's issues in one 400.
     attachValidation: true,
-    schema: adminCreateOperation('webhooks', 'createWebhook', 'Subscribe to events', { body: 'WebhookCreate', created: 'WebhookCreated', shown: 'The subscription and its signing secret, shown only now.' })
+    schema: adminCreateOperation('webhooks', 'createWebhook', 'Subscribe to events', { path: '/webhooks', body: 'WebhookCreate', created: 'WebhookCreated', shown: 'The subscription and its signing secret, shown only now.' })
   }, async function createWebhook (request, reply) {
     const { url, events } = bodyMembers(request)
     // A pattern that is not a string is the schema's to name: read as `*`, it keeps the others' indices and adds nothing.
@@ -134,6 +134,7 @@ export async function webhookRoutes (app: FastifyInstance, { collections, allowP
       }
     }
     refuseWithAll(request, 'body', issues)
+    await checkBeforeAdminCreate(request, store.subscriptions, webhookView)
     const body = request.body as Static<typeof WebhookCreate>
     const subscription = await store.create({ url: body.url, events: body.events, secret: newSigningSecret() })
     return await sendAdminCreated(reply, `/v1/webhooks/${subscription.id}`, webhookView(subscription), { secret: subscription.secret })
