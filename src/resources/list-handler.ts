@@ -7,10 +7,12 @@
  * that had grown (304), and the client kept the old X-Total-Count and `last`
  * link, or a cursor page without the `next` link it now has. Being weak, the
  * tag satisfies no If-Match but `*`: any other is 412 before the store is read.
+ * A create asks here for its collection's current tag, which its
+ * If-None-Match is compared with.
  */
+import type { TSchema } from '@sinclair/typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { refuseWithAll } from '../http/attached-validation.js'
-import type { TSchema } from '@sinclair/typebox'
 import { bodyTag, failsOnWeakTag, listIfMatchFailed, tagged, type EntityTag } from '../http/conditional.js'
 import { keptBody, sendKept, type KeptBody } from '../http/content-coding.js'
 import { linkBase, searchOf } from '../http/instance.js'
