@@ -39,6 +39,19 @@ export function noteRefusal (request: FastifyRequest, refusal: Refusal): void {
   refusals.set(request, refusal)
 }
 
+const CUT_SHORT = 'connection closed while the answer was sent'
+
+/**
+ * Whether an HTTP/1 connection was gone when its answer was done with: Node
+ * finishes an answer whose connection a client closed in the middle of it
+ * (a large page it stopped reading) as it finishes one written whole; only
+ * the connection tells them apart. An answer written whole finishes with its
+ * connection still open, also one that then closes it. light-my-request's
+ * stand-in connection is never destroyed. An HTTP/2 answer's `socket` stands
+ * for its stream, which is done with before its answer is finished.
+ */
+const connectionGone = (request: FastifyRequest): boolean => request.raw.httpVersionMajor === 1 && request.raw.socket?.destroyed === true
+
 export class OneLineLogController extends LogController {
   constructor () {
     super({ requestIdLogLabel: 'requestId' })
@@ -48,7 +61,7 @@ export class OneLineLogController extends LogController {
 
   override requestCompleted (error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
     const line = requestLine(request, reply)
-    if (error === null || error === undefined) reply.log.info(line, 'request completed')
+    if (error === null || error === undefined) reply.log.info(line, connectionGone(request) ? CUT_SHORT : 'request completed')
     else reply.log.error({ ...line, err: error }, 'request errored')
   }
 }
@@ -91,9 +104,8 @@ export function noteSocketAnswer (request: FastifyRequest, answer: SocketAnswer)
  * sent (while its body is read, or while its handler works) its line too:
  * Fastify writes a line when the answer finishes, which an answer with no
  * connection never does. The line has no status, as none was sent, and its
- * time is when the client left. (An answer already being written when the
- * client left is not told apart: light-my-request's answers never report
- * themselves written, so every injected request would log a second line.)
+ * time is when the client left. (One that leaves while its answer is being
+ * written has Fastify's line, which says so: connectionGone.)
  * A request whose body the parser refused (a malformed chunk, a body that did
  * not arrive in time) was answered on its socket instead, and its line says
  * with what. Every request's raw message points to its reply for that: the

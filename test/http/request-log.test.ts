@@ -94,3 +94,32 @@ t.test('a client that leaves while its handler works leaves one line, without th
   await app.inject({ method: 'GET', url: '/health', headers: { 'x-request-id': 'stayed' } })
   t.match(logs.lines.filter(line => line.requestId === 'stayed'), [{ msg: 'request completed', statusCode: 200 }])
 })
+
+t.test('a client that leaves while its answer is being written leaves one line, with the status begun; one that reads it leaves the usual one', async t => {
+  const logs = logCollector()
+  const app = await buildTestApp(t, { logStream: logs, env: { LOG_LEVEL: 'info' } })
+  // More than the kernel holds for a client that reads nothing (its receive buffer and the server's send buffer).
+  const big = 'x'.repeat(32 * 1024 * 1024)
+  app.get('/big', { config: { public: true } }, async () => ({ big }))
+  const port = Number(new URL(await listen(app)).port)
+  for (const [requestId, leave] of [['closed-mid-answer', 'destroy'], ['reset-mid-answer', 'resetAndDestroy']] as const) {
+    const socket = connect(port, '127.0.0.1', () => socket.write(`GET /big HTTP/1.1\r\nHost: x\r\nX-Request-Id: ${requestId}\r\n\r\n`))
+    await new Promise(resolve => socket.once('data', resolve))
+    socket.pause()
+    await new Promise(resolve => setTimeout(resolve, 200))
+    t.same(logs.lines.filter(line => line.requestId === requestId), [], `${leave}: no line while the answer is still being written`)
+    socket[leave]()
+    await new Promise(resolve => setTimeout(resolve, 200))
+    const lines = logs.lines.filter(line => line.requestId === requestId)
+    t.match(lines, [{ level: 30, msg: 'connection closed while the answer was sent', method: 'GET', url: '/big', statusCode: 200, responseTime: Number }], leave)
+    t.equal(lines.length, 1, `${leave}: one line, and no error line`)
+  }
+  // A client that reads its answer over a real connection has its usual line only, once the connection is done with it.
+  const read = await fetch(`http://127.0.0.1:${port}/health`, { headers: { 'x-request-id': 'read-it' } })
+  t.equal(read.status, 200)
+  await read.text()
+  await new Promise(resolve => setTimeout(resolve, 100))
+  const readLines = logs.lines.filter(line => line.requestId === 'read-it')
+  t.match(readLines, [{ msg: 'request completed', statusCode: 200 }])
+  t.equal(readLines.length, 1)
+})

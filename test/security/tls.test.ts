@@ -93,13 +93,15 @@ t.test('HTTP2=1 serves HTTP/2 over TLS; SIGTERM sends an open session a GOAWAY, 
     session.once('close', () => resolve(false))
   })
   const headers = await new Promise<Record<string, unknown>>((resolve, reject) => {
-    const stream = session.request({ ':path': '/health' })
+    const stream = session.request({ ':path': '/health', 'x-request-id': 'h2-health' })
     stream.on('response', resolve)
     stream.on('error', reject)
     stream.resume()
   })
   t.equal(headers[':status'], 200)
   t.match(headers['strict-transport-security'], /max-age/)
+  for (let i = 0; i < 50 && !server.logs.some(line => line.requestId === 'h2-health'); i++) await new Promise(resolve => setTimeout(resolve, 100))
+  t.match(server.logs.filter(line => line.requestId === 'h2-health'), [{ msg: 'request completed', statusCode: 200 }], 'a stream answered whole is logged as completed')
   // A CONNECT stream, which Node would end as a bare 405, gets the service's problem.
   const tunnel = session.request({ ':method': 'CONNECT', ':authority': 'db.internal:5432' })
   tunnel.setEncoding('utf8')
