@@ -157,26 +157,62 @@ export function summed (slices: readonly Slice[]): Omit<Figures, 'ratio' | 'base
   }
 }
 
+/** One server under one workload: what a run measures, in turns with the baseline and the run's other subjects. */
+export type Subject = readonly [Server, Workload]
+
 /**
- * The median of RUNS runs. A run alternates SLICES stretches of baseline load
- * with SLICES of the workload, so both see the same machine: on a shared VM the
- * baseline alone swung from 13,000 to 34,000 req/s within minutes, and a
- * baseline taken once before a 10 s run put that drift into the ratio.
+ * RUNS runs of each subject. A run alternates SLICES stretches of baseline load
+ * with SLICES of each subject, so all of them see the same machine: on a shared
+ * VM the baseline alone swung from 13,000 to 34,000 req/s within minutes, and a
+ * baseline taken once before a 10 s run put that drift into the ratio. Returns
+ * each run's figures, subject by subject (runs[i][s] is run i of subject s).
  */
-export async function measure (server: Server, workload: Workload, baseline: Server): Promise<Figures> {
-  const runs: Figures[] = []
-  await load(server, workload, WARM_UP)
+async function runsInTurns (subjects: readonly Subject[], baseline: Server): Promise<Figures[][]> {
+  const runs: Figures[][] = []
+  for (const [server, workload] of subjects) await load(server, workload, WARM_UP)
   for (let i = 0; i < RUNS; i++) {
     const references: Slice[] = []
-    const measured: Slice[] = []
+    const measured: Slice[][] = subjects.map(() => [])
     for (let part = 0; part < SLICES; part++) {
-      if (server !== baseline) references.push(await slice(baseline, HELLO, BASELINE_SECONDS / SLICES))
-      measured.push(await slice(server, workload, DURATION / SLICES))
+      if (subjects.some(([server]) => server !== baseline)) references.push(await slice(baseline, HELLO, BASELINE_SECONDS / SLICES))
+      for (const [s, [server, workload]] of subjects.entries()) measured[s]!.push(await slice(server, workload, DURATION / SLICES))
     }
-    const figures = summed(measured)
-    const reference = references.length === 0 ? figures : summed(references)
-    runs.push({ ...figures, ratio: figures.rps / reference.rps, baselineRps: reference.rps, cpuRatio: reference.cpuUs / figures.cpuUs })
+    runs.push(measured.map(slices => {
+      const figures = summed(slices)
+      const reference = references.length === 0 ? figures : summed(references)
+      return { ...figures, ratio: figures.rps / reference.rps, baselineRps: reference.rps, cpuRatio: reference.cpuUs / figures.cpuUs }
+    }))
   }
-  runs.sort((a, b) => a.ratio - b.ratio || a.rps - b.rps)
-  return runs[Math.floor(runs.length / 2)]!
+  return runs
+}
+
+/** The run whose ratio is the median (of an even count, the upper of the middle two). */
+function medianRun (runs: readonly Figures[]): Figures {
+  return [...runs].sort((a, b) => a.ratio - b.ratio || a.rps - b.rps)[Math.floor(runs.length / 2)]!
+}
+
+/** A workload's figures: the median of RUNS runs, each taken in turns with baseline load. */
+export async function measure (server: Server, workload: Workload, baseline: Server): Promise<Figures> {
+  return medianRun((await runsInTurns([[server, workload]], baseline)).map(([figures]) => figures!))
+}
+
+/** Two subjects measured in the same turns, and how the second's throughput compares with the first's. */
+export interface Pair { readonly first: Figures, readonly second: Figures, readonly secondOverFirst: number }
+
+/**
+ * Two subjects measured in the same runs, stretch after stretch: each gets
+ * its figures as measure gives them, and the second's req/s over the first's
+ * is the median of the runs' own (each run's two loads seconds apart). The
+ * same workload on 1M tasks against 100k is compared so: with each measured
+ * separately, its growth was the quotient of two ratios over two baselines,
+ * and one baseline's swing alone (22,500 against 32,400 req/s in one run,
+ * while the service held 8,900 and 8,500) read as 0.66.
+ */
+export async function measurePair (first: Subject, second: Subject, baseline: Server): Promise<Pair> {
+  const runs = await runsInTurns([first, second], baseline)
+  return {
+    first: medianRun(runs.map(([figures]) => figures!)),
+    second: medianRun(runs.map(([, figures]) => figures!)),
+    secondOverFirst: median(runs.map(([a, b]) => b!.rps / a!.rps))
+  }
 }

@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { budgetVerdicts, formatVerdict, premiseLine } from './budget.js'
 import { seed } from './seed.js'
-import { dist, HELLO, measure, pinLoadGenerator, quick, start, type Workload } from './measure.js'
+import { dist, HELLO, measure, measurePair, pinLoadGenerator, quick, start, type Workload } from './measure.js'
 import { benchAuth, listWorkloads, pageWorkloads, RECORD_PATH, recordEtag, recordWorkloads, resultsTable, SECRET, writeResults, writeWorkloads } from './service.js'
 import { serveSqlite, type SqliteService } from './sqlite-service.js'
 
@@ -52,19 +52,27 @@ async function main (): Promise<void> {
   }
 
   const small = await serveSqlite(files['100k'], 3902, dir)
-  // Both sizes are served at once, so that each scaled workload is measured on the two back to back: its
-  // growth figure compares ratios taken a minute apart, not a quarter of an hour (the machine drifts).
+  // Both sizes are served at once, so that each scaled workload is measured on the two in the same turns:
+  // its growth compares the two sizes' req/s seconds apart (the machine drifts).
   const large = quick ? undefined : await serveSqlite(files['1M'], 3905, dir)
   const run = async (label: '100k' | '1M', service: SqliteService, workload: Workload): Promise<void> => {
     process.stderr.write(`${label}: ${workload.name}…\n`)
     record(`${workload.name} [${label}]`, await measure(service.server, workload, hello))
   }
+  const growth: Record<string, number> = {}
   for (const workload of recordWorkloads(auth, await recordEtag(small.server.base, auth), small.apiKey)) await run('100k', small, workload)
   const scaledLarge = large === undefined ? [] : listWorkloads(large.cursors, auth)
   for (const [i, workload] of listWorkloads(small.cursors, auth).entries()) {
-    await run('100k', small, workload)
     const atScale = scaledLarge[i]
-    if (large !== undefined && atScale !== undefined) await run('1M', large, atScale)
+    if (large === undefined || atScale === undefined) {
+      await run('100k', small, workload)
+      continue
+    }
+    process.stderr.write(`100k and 1M: ${workload.name}…\n`)
+    const pair = await measurePair([small.server, workload], [large.server, atScale], hello)
+    record(`${workload.name} [100k]`, pair.first)
+    record(`${atScale.name} [1M]`, pair.second)
+    growth[workload.name] = Number(pair.secondOverFirst.toFixed(3))
   }
   large?.server.child.kill('SIGTERM')
   for (const workload of [...pageWorkloads(auth), ...writeWorkloads(auth, 100_000)]) await run('100k', small, workload)
@@ -72,24 +80,19 @@ async function main (): Promise<void> {
   hello.child.kill()
   // The seeded databases (about 1 GB with the 1M one and the bare insert's WAL) go with the run.
   rmSync(dir, { recursive: true, force: true })
-  // Growth compares the ratios, not req/s: even a minute apart, the machine's own speed has drifted.
-  for (const name of Object.keys(results).filter(key => key.endsWith(' [1M]')).map(key => key.slice(0, -' [1M]'.length))) {
-    const small = results[`${name} [100k]`]
-    const large = results[`${name} [1M]`]
-    if (small !== undefined && large !== undefined) table.push(`growth 1M / 100k: ${name.padEnd(32)} ${(large.ratio / small.ratio).toFixed(3)}`)
-  }
+  for (const [name, ratio] of Object.entries(growth)) table.push(`growth 1M / 100k: ${name.padEnd(32)} ${ratio.toFixed(3)}`)
   // How far past the budget's premise the service is: its ratio over the naive stack's, same workload shape, same run.
   for (const [service, naive] of [['GET one task (JWT) [100k]', NAIVE_ONE], ['GET list of 20 + X-Total-Count [100k]', NAIVE_LIST]] as const) {
     const ours = results[service]
     const theirs = results[naive]
     if (ours !== undefined && theirs !== undefined) table.push(`service / naive stack: ${service.padEnd(38)} ${(ours.ratio / theirs.ratio).toFixed(3)}`)
   }
-  const budget = budgetVerdicts(results)
+  const budget = budgetVerdicts(results, growth)
   table.push(...budget.map(formatVerdict))
   const premise = premiseLine(results[NAIVE_ONE])
   if (premise !== undefined) table.push(premise)
   process.stdout.write(`\n${table.join('\n')}\n`)
-  const out = writeResults('', { results, budget })
+  const out = writeResults('', { results, growth, budget })
   process.stdout.write(`written ${out}\n`)
 }
 

@@ -1,0 +1,25 @@
+// What the bench's budget lines say of a run's figures: growth is read from the pairs measured in the same turns.
+import t from 'tap'
+import { budgetVerdicts } from '../../bench/budget.js'
+import type { Figures } from '../../bench/measure.js'
+
+const figures = (ratio: number, rps: number): Figures =>
+  ({ rps, ratio, baselineRps: rps / ratio, p50: 2, p99: 4, rssMb: 120, serverBusy: 0.99, cpuUs: 100, kernelUs: 20, cpuRatio: ratio, errors: 0 })
+
+t.test('growth is the pair\'s own figure, not a quotient of ratios over two baselines', async t => {
+  // The 100k run's baseline was slow, so its ratio is high; the service held its pace on 1M.
+  const results = {
+    'GET list of 20 + X-Total-Count [100k]': figures(0.397, 8937),
+    'GET list of 20 + X-Total-Count [1M]': figures(0.261, 8455)
+  }
+  const verdicts = budgetVerdicts(results, { 'GET list of 20 + X-Total-Count': 0.946, 'GET deep position by cursor': 0.75 })
+  t.match(verdicts.find(v => v.line === 'GET list of 20 + X-Total-Count: growth 1M / 100k'), { measured: 0.946, kind: '>=', limit: 0.8, met: true })
+  t.match(verdicts.find(v => v.line === 'GET deep position by cursor: growth 1M / 100k'), { measured: 0.75, met: false })
+  t.match(verdicts.find(v => v.line === 'GET list of 20 + X-Total-Count: ratio'), { measured: 0.397, limit: 0.25, met: true })
+})
+
+t.test('a run without the 1M pairs (--quick) has no growth lines', async t => {
+  const verdicts = budgetVerdicts({ 'GET list of 20 + X-Total-Count [100k]': figures(0.3, 9000) })
+  t.notOk(verdicts.some(v => v.line.includes('growth')))
+  t.ok(verdicts.some(v => v.line === 'server RSS under load, peak (MB)'))
+})
