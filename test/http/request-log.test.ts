@@ -10,6 +10,7 @@ import { buildModel } from '../../src/resources/model.js'
 import { openStore } from '../../src/store/open.js'
 import type { Store } from '../../src/store/store.js'
 import { assertProblem, buildTestApp, listen, logCollector, testStoreOptions } from '../helper.js'
+import { exchange } from '../support/raw-http.js'
 
 t.test('a 500 says nothing of internals; the log has them under the request id', async t => {
   const model = buildModel(resources)
@@ -114,12 +115,17 @@ t.test('a client that leaves while its answer is being written leaves one line, 
     t.match(lines, [{ level: 30, msg: 'connection closed while the answer was sent', method: 'GET', url: '/big', statusCode: 200, responseTime: Number }], leave)
     t.equal(lines.length, 1, `${leave}: one line, and no error line`)
   }
-  // A client that reads its answer over a real connection has its usual line only, once the connection is done with it.
+  // A client that reads its answer over a real connection has its usual line only, once the connection is done with it:
+  // kept open, closed by the server after the answer (Connection: close), or an HTTP/1.0 one.
   const read = await fetch(`http://127.0.0.1:${port}/health`, { headers: { 'x-request-id': 'read-it' } })
   t.equal(read.status, 200)
   await read.text()
+  t.match(await exchange(port, 'GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\nX-Request-Id: read-it-closed\r\n\r\n'), /^HTTP\/1\.1 200 /)
+  t.match(await exchange(port, 'GET /health HTTP/1.0\r\nX-Request-Id: read-it-1.0\r\n\r\n'), /^HTTP\/1\.1 200 /)
   await new Promise(resolve => setTimeout(resolve, 100))
-  const readLines = logs.lines.filter(line => line.requestId === 'read-it')
-  t.match(readLines, [{ msg: 'request completed', statusCode: 200 }])
-  t.equal(readLines.length, 1)
+  for (const requestId of ['read-it', 'read-it-closed', 'read-it-1.0']) {
+    const readLines = logs.lines.filter(line => line.requestId === requestId)
+    t.match(readLines, [{ msg: 'request completed', statusCode: 200 }], requestId)
+    t.equal(readLines.length, 1, `${requestId}: one line`)
+  }
 })
