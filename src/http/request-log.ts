@@ -13,6 +13,7 @@
  */
 import { EventEmitter } from 'node:events'
 import type { IncomingMessage } from 'node:http'
+import { constants, type ServerHttp2Stream } from 'node:http2'
 import { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify'
 import pino from 'pino'
 
@@ -39,18 +40,28 @@ export function noteRefusal (request: FastifyRequest, refusal: Refusal): void {
   refusals.set(request, refusal)
 }
 
-const CUT_SHORT = 'connection closed while the answer was sent'
+const { NGHTTP2_NO_ERROR } = constants
+const LEFT_BEFORE = 'connection closed before the answer'
+const LEFT_DURING = 'connection closed while the answer was sent'
+
+/** An HTTP/2 request's raw message: Node's compatibility layer carries the stream it came on. */
+const http2Stream = (raw: IncomingMessage): ServerHttp2Stream | undefined => (raw as IncomingMessage & { stream?: ServerHttp2Stream }).stream
 
 /**
- * Whether an HTTP/1 connection was gone when its answer was done with: Node
- * finishes an answer whose connection a client closed in the middle of it
- * (a large page it stopped reading) as it finishes one written whole; only
- * the connection tells them apart. An answer written whole finishes with its
- * connection still open, also one that then closes it. light-my-request's
- * stand-in connection is never destroyed. An HTTP/2 answer's `socket` stands
- * for its stream, which is done with before its answer is finished.
+ * Whether the client was gone when its answer was done with. Over HTTP/1,
+ * Node finishes an answer whose connection the client closed in the middle of
+ * it (a large page it stopped reading) as it finishes one written whole: only
+ * the destroyed connection tells them apart (one written whole finishes with
+ * its connection still open, also one that then closes it; light-my-request's
+ * stand-in is never destroyed). Over HTTP/2, Node finishes every answer when
+ * its stream closes, also one reset by its client before anything was sent:
+ * only the stream's reset code tells them apart.
  */
-const connectionGone = (request: FastifyRequest): boolean => request.raw.httpVersionMajor === 1 && request.raw.socket?.destroyed === true
+function clientGone (raw: IncomingMessage): boolean {
+  const stream = http2Stream(raw)
+  if (stream === undefined) return raw.socket?.destroyed === true
+  return (stream.rstCode ?? NGHTTP2_NO_ERROR) !== NGHTTP2_NO_ERROR
+}
 
 export class OneLineLogController extends LogController {
   constructor () {
@@ -60,9 +71,11 @@ export class OneLineLogController extends LogController {
   override incomingRequest (): void {}
 
   override requestCompleted (error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
-    const line = requestLine(request, reply)
-    if (error === null || error === undefined) reply.log.info(line, connectionGone(request) ? CUT_SHORT : 'request completed')
-    else reply.log.error({ ...line, err: error }, 'request errored')
+    if (error !== null && error !== undefined) reply.log.error({ ...requestLine(request, reply), err: error }, 'request errored')
+    else if (!clientGone(request.raw)) reply.log.info(requestLine(request, reply), 'request completed')
+    else if (reply.raw.headersSent) reply.log.info(requestLine(request, reply), LEFT_DURING)
+    // Only over HTTP/2: an HTTP/1 answer never begun never finishes, and watchForDeparture writes its line.
+    else reply.log.info(unansweredLine(request, reply), LEFT_BEFORE)
   }
 }
 
@@ -75,6 +88,12 @@ function requestLine (request: FastifyRequest, reply: FastifyReply): Record<stri
     responseTime: reply.elapsedTime,
     ...(refusal === undefined ? {} : { problem: refusal.problem, detail: clipped(refusal.detail) })
   }
+}
+
+/** A request's line without the status that was never sent. */
+function unansweredLine (request: FastifyRequest, reply: FastifyReply): Record<string, unknown> {
+  const { statusCode: _notSent, ...line } = requestLine(request, reply)
+  return line
 }
 
 /** The answer sent on its socket to a request whose body Node's parser refused as it arrived (parser-refusal.ts). */
@@ -105,7 +124,8 @@ export function noteSocketAnswer (request: FastifyRequest, answer: SocketAnswer)
  * Fastify writes a line when the answer finishes, which an answer with no
  * connection never does. The line has no status, as none was sent, and its
  * time is when the client left. (One that leaves while its answer is being
- * written has Fastify's line, which says so: connectionGone.)
+ * written has Fastify's line, which says so: clientGone. So does every HTTP/2
+ * request, whose answer Node finishes when its stream closes.)
  * A request whose body the parser refused (a malformed chunk, a body that did
  * not arrive in time) was answered on its socket instead, and its line says
  * with what. Every request's raw message points to its reply for that: the
@@ -117,10 +137,10 @@ export function logUnanswered (app: FastifyInstance): void {
   app.addHook('onRequest', function watchForDeparture (request, reply, done) {
     (request.raw as RawWithReply)[REPLY] = reply
     reply.raw.once('close', () => {
-      if (reply.sent) return
-      const { statusCode: _notSent, ...line } = requestLine(request, reply)
+      if (reply.sent || http2Stream(request.raw) !== undefined) return
+      const line = unansweredLine(request, reply)
       const answer = socketAnswers.get(request)
-      if (answer === undefined) reply.log.info(line, 'connection closed before the answer')
+      if (answer === undefined) reply.log.info(line, LEFT_BEFORE)
       else reply.log.info({ ...line, statusCode: answer.statusCode, problem: answer.problem, detail: clipped(answer.detail) }, 'request refused while its body was read')
     })
     done()

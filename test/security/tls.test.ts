@@ -2,7 +2,7 @@ import { execFileSync, spawnSync } from 'node:child_process'
 import { once } from 'node:events'
 import { readFileSync } from 'node:fs'
 import { Agent, request } from 'node:https'
-import { connect } from 'node:http2'
+import { connect, constants } from 'node:http2'
 import { connect as connectTcp } from 'node:net'
 import { connect as connectTls } from 'node:tls'
 import t, { type Test } from 'tap'
@@ -81,6 +81,38 @@ t.test('HTTPS in-process with HSTS; SIGHUP swaps the certificate without droppin
   const after = await get(`${server.base}/health`, readFileSync(second.cert, 'utf8'), new Agent())
   t.equal(after.status, 200, 'the server is still up')
   t.equal(after.fingerprint, fresh.fingerprint, 'on the certificate it had')
+})
+
+t.test('over HTTP/2, a client that resets its stream leaves one line saying when: before its answer, or while it was sent', async t => {
+  const { server, ca } = await startHttps(t, 'h2-log', { HTTP2: '1' })
+  const session = connect(server.base, { ca })
+  t.teardown(() => session.close())
+  const linesOf = async (requestId: string): Promise<Array<Record<string, unknown>>> => {
+    for (let i = 0; i < 50 && !server.logs.some(line => line.requestId === requestId); i++) await new Promise(resolve => setTimeout(resolve, 100))
+    // A second line, were there one, would follow the first at once.
+    await new Promise(resolve => setTimeout(resolve, 200))
+    return server.logs.filter(line => line.requestId === requestId)
+  }
+  // Before: a create whose body never comes whole.
+  const early = session.request({ ':method': 'POST', ':path': '/v1/projects', 'content-type': 'application/json', 'content-length': '100', authorization: ADMIN, 'x-request-id': 'h2-left-before' })
+  early.on('error', () => {})
+  early.write('{"name":')
+  await new Promise(resolve => setTimeout(resolve, 200))
+  early.close(constants.NGHTTP2_CANCEL)
+  const before = await linesOf('h2-left-before')
+  t.match(before, [{ msg: 'connection closed before the answer', method: 'POST', url: '/v1/projects', responseTime: Number }])
+  t.equal(before.length, 1, 'one line, not also a "request completed" with a status never sent')
+  t.notOk('statusCode' in before[0]!)
+  // During: the document (1.5 MB, far past HTTP/2's 64 KiB window), read no further than its first bytes.
+  const cut = session.request({ ':path': '/openapi.json', 'x-request-id': 'h2-left-during' })
+  cut.on('error', () => {})
+  await once(cut, 'data')
+  cut.pause()
+  await new Promise(resolve => setTimeout(resolve, 200))
+  cut.close(constants.NGHTTP2_CANCEL)
+  const during = await linesOf('h2-left-during')
+  t.match(during, [{ msg: 'connection closed while the answer was sent', url: '/openapi.json', statusCode: 200 }])
+  t.equal(during.length, 1)
 })
 
 t.test('HTTP2=1 serves HTTP/2 over TLS; SIGTERM sends an open session a GOAWAY, lets its stream in flight finish, and the process exits 0', async t => {
