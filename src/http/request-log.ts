@@ -77,6 +77,20 @@ export class OneLineLogController extends LogController {
     // Only over HTTP/2: an HTTP/1 answer never begun never finishes, and watchForDeparture writes its line.
     else reply.log.info(unansweredLine(request, reply), LEFT_BEFORE)
   }
+
+  /**
+   * An answer sent as a stream (a file of the docs UI) that stopped after its
+   * headers went: in place of Fastify's own line, which has neither the
+   * method, the URL nor the time. Over HTTP/1 no other line comes for it;
+   * over HTTP/2 its stream's close brings requestCompleted's, so only a
+   * failure of the stream itself is told here.
+   */
+  override streamError (error: Error & { code?: string }, request: FastifyRequest, reply: FastifyReply): void {
+    const clientLeft = error.code === 'ERR_STREAM_PREMATURE_CLOSE'
+    if (clientLeft && http2Stream(request.raw) !== undefined) return
+    if (clientLeft) reply.log.info(requestLine(request, reply), LEFT_DURING)
+    else reply.log.warn({ ...requestLine(request, reply), err: error }, 'answer cut short: its stream failed')
+  }
 }
 
 function requestLine (request: FastifyRequest, reply: FastifyReply): Record<string, unknown> {
@@ -137,7 +151,8 @@ export function logUnanswered (app: FastifyInstance): void {
   app.addHook('onRequest', function watchForDeparture (request, reply, done) {
     (request.raw as RawWithReply)[REPLY] = reply
     reply.raw.once('close', () => {
-      if (reply.sent || http2Stream(request.raw) !== undefined) return
+      // Once an answer has begun, Fastify's line comes: when it finishes, or when its stream stops (streamError).
+      if (reply.sent || reply.raw.headersSent || http2Stream(request.raw) !== undefined) return
       const line = unansweredLine(request, reply)
       const answer = socketAnswers.get(request)
       if (answer === undefined) reply.log.info(line, LEFT_BEFORE)

@@ -4,6 +4,7 @@
  * 500 hides from its client, and never a credential.
  */
 import { connect } from 'node:net'
+import { Readable } from 'node:stream'
 import t from 'tap'
 import { resources } from '../../schemas/index.js'
 import { buildModel } from '../../src/resources/model.js'
@@ -102,6 +103,21 @@ t.test('a client that leaves while its answer is being written leaves one line, 
   // More than the kernel holds for a client that reads nothing (its receive buffer and the server's send buffer).
   const big = 'x'.repeat(32 * 1024 * 1024)
   app.get('/big', { config: { public: true } }, async () => ({ big }))
+  app.get('/streamed', { config: { public: true } }, async (_request, reply) => {
+    const chunk = Buffer.alloc(64 * 1024, 'x')
+    let left = 512
+    return await reply.type('application/json').send(new Readable({ read () { this.push(left-- > 0 ? chunk : null) } }))
+  })
+  app.get('/failing-stream', { config: { public: true } }, async (_request, reply) => {
+    let sent = false
+    return await reply.type('application/json').send(new Readable({
+      read () {
+        if (sent) this.destroy(new Error('the disk went away'))
+        else this.push('[')
+        sent = true
+      }
+    }))
+  })
   const port = Number(new URL(await listen(app)).port)
   for (const [requestId, leave] of [['closed-mid-answer', 'destroy'], ['reset-mid-answer', 'resetAndDestroy']] as const) {
     const socket = connect(port, '127.0.0.1', () => socket.write(`GET /big HTTP/1.1\r\nHost: x\r\nX-Request-Id: ${requestId}\r\n\r\n`))
@@ -115,6 +131,22 @@ t.test('a client that leaves while its answer is being written leaves one line, 
     t.match(lines, [{ level: 30, msg: 'connection closed while the answer was sent', method: 'GET', url: '/big', statusCode: 200, responseTime: Number }], leave)
     t.equal(lines.length, 1, `${leave}: one line, and no error line`)
   }
+  // The same for an answer sent as a stream (32 MiB, in chunks).
+  const streamed = connect(port, '127.0.0.1', () => streamed.write('GET /streamed HTTP/1.1\r\nHost: x\r\nX-Request-Id: streamed-cut\r\n\r\n'))
+  await new Promise(resolve => streamed.once('data', resolve))
+  streamed.pause()
+  await new Promise(resolve => setTimeout(resolve, 200))
+  streamed.destroy()
+  await new Promise(resolve => setTimeout(resolve, 200))
+  const streamedLines = logs.lines.filter(line => line.requestId === 'streamed-cut')
+  t.match(streamedLines, [{ level: 30, msg: 'connection closed while the answer was sent', url: '/streamed', statusCode: 200 }], 'a stream cut short')
+  t.equal(streamedLines.length, 1, 'a stream cut short: one line')
+  // A stream that fails after its headers went: one line, with its error.
+  await exchange(port, 'GET /failing-stream HTTP/1.1\r\nHost: x\r\nX-Request-Id: stream-failed\r\n\r\n').catch(() => '')
+  await new Promise(resolve => setTimeout(resolve, 200))
+  const failedLines = logs.lines.filter(line => line.requestId === 'stream-failed')
+  t.match(failedLines, [{ level: 40, msg: 'answer cut short: its stream failed', url: '/failing-stream', statusCode: 200, err: { message: 'the disk went away' } }])
+  t.equal(failedLines.length, 1, 'a failed stream: one line')
   // A client that reads its answer over a real connection has its usual line only, once the connection is done with it:
   // kept open, closed by the server after the answer (Connection: close), or an HTTP/1.0 one.
   const read = await fetch(`http://127.0.0.1:${port}/health`, { headers: { 'x-request-id': 'read-it' } })
