@@ -137,9 +137,10 @@ export function noteSocketAnswer (request: FastifyRequest, answer: SocketAnswer)
  * sent (while its body is read, or while its handler works) its line too:
  * Fastify writes a line when the answer finishes, which an answer with no
  * connection never does. The line has no status, as none was sent, and its
- * time is when the client left. (One that leaves while its answer is being
- * written has Fastify's line, which says so: clientGone. So does every HTTP/2
- * request, whose answer Node finishes when its stream closes.)
+ * time is when the client left. (One that leaves once its answer has begun
+ * has Fastify's line, which says so: requestCompleted and clientGone when the
+ * answer finishes, streamError when a streamed one stops. So does every
+ * HTTP/2 request, whose answer Node finishes when its stream closes.)
  * A request whose body the parser refused (a malformed chunk, a body that did
  * not arrive in time) was answered on its socket instead, and its line says
  * with what. Every request's raw message points to its reply for that: the
