@@ -13,6 +13,7 @@ import { loadConfig } from '../src/config.js'
 import type { ResourceDefinition } from '../src/resources/define.js'
 import { RATE_LIMIT_HEADER_NAMES } from '../src/resources/responses.js'
 import type { Store } from '../src/store/store.js'
+import type { TlsMaterial } from '../src/http/transport.js'
 import { contractChecker, type ContractChecker } from './support/contract.js'
 
 export const TEST_JWT_SECRET = 'a-test-secret-that-is-long-enough-for-hs256'
@@ -35,6 +36,8 @@ export interface TestAppOptions {
   /** Use this database instead of the test's fresh one. */
   readonly databaseUrl?: string
   readonly logStream?: { write (line: string): void }
+  /** Serve HTTPS (HTTP/2 too with env HTTP2=1) with this certificate and key. */
+  readonly tls?: TlsMaterial
 }
 
 const databaseFiles = new WeakMap<Test, string>()
@@ -107,7 +110,8 @@ export async function buildTestApp (t: Test, options: TestAppOptions = {}): Prom
     config: await testConfig(t, options),
     definitions: options.definitions ?? resources,
     ...(options.store === undefined ? {} : { store: options.store }),
-    ...(options.logStream === undefined ? {} : { logStream: options.logStream })
+    ...(options.logStream === undefined ? {} : { logStream: options.logStream }),
+    ...(options.tls === undefined ? {} : { tls: options.tls })
   })
   t.teardown(() => app.close())
   return heldToTheDocument(t, authenticatedByDefault(app))

@@ -8,10 +8,10 @@
  */
 import type { IncomingMessage } from 'node:http'
 import { VersionNotSupported } from '../errors.js'
+import { http2Stream } from './http2-stream.js'
 
 /** Why `request`'s protocol version is not served, if it is not. */
 export function versionRefusal (request: IncomingMessage): Error | undefined {
-  // An HTTP/2 request (Http2ServerRequest) carries its stream; one read by the HTTP/1 parser has none.
-  if (request.httpVersionMajor === 1 || 'stream' in request) return undefined
+  if (request.httpVersionMajor === 1 || http2Stream(request) !== undefined) return undefined
   return new VersionNotSupported(`HTTP/${request.httpVersion} is not supported: send HTTP/1.1`)
 }

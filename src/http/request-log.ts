@@ -13,9 +13,10 @@
  */
 import { EventEmitter } from 'node:events'
 import type { IncomingMessage } from 'node:http'
-import { constants, type ServerHttp2Stream } from 'node:http2'
+import { constants } from 'node:http2'
 import { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify'
 import pino from 'pino'
+import { http2Stream } from './http2-stream.js'
 
 /** Why a request was refused (4xx): told on its completion line rather than a line of its own. */
 export interface Refusal { readonly problem: string, readonly detail: string }
@@ -44,9 +45,6 @@ const { NGHTTP2_NO_ERROR } = constants
 const LEFT_BEFORE = 'connection closed before the answer'
 const LEFT_DURING = 'connection closed while the answer was sent'
 
-/** An HTTP/2 request's raw message: Node's compatibility layer carries the stream it came on. */
-const http2Stream = (raw: IncomingMessage): ServerHttp2Stream | undefined => (raw as IncomingMessage & { stream?: ServerHttp2Stream }).stream
-
 /**
  * Whether the client was gone when its answer was done with. Over HTTP/1,
  * Node finishes an answer whose connection the client closed in the middle of
@@ -63,6 +61,15 @@ function clientGone (raw: IncomingMessage): boolean {
   return (stream.rstCode ?? NGHTTP2_NO_ERROR) !== NGHTTP2_NO_ERROR
 }
 
+/**
+ * Marks an HTTP/2 request whose answer's stream failed, and was told so:
+ * Node then resets the stream, and its close brings requestCompleted, which
+ * would tell a departure that never was. Set only on such a failure, so it
+ * costs the other requests nothing.
+ */
+const STREAM_FAILURE_TOLD = Symbol('resourcery.streamFailureTold')
+interface RawWithFailure extends IncomingMessage { [STREAM_FAILURE_TOLD]?: true }
+
 export class OneLineLogController extends LogController {
   constructor () {
     super({ requestIdLogLabel: 'requestId' })
@@ -71,6 +78,7 @@ export class OneLineLogController extends LogController {
   override incomingRequest (): void {}
 
   override requestCompleted (error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
+    if ((request.raw as RawWithFailure)[STREAM_FAILURE_TOLD] === true) return
     if (error !== null && error !== undefined) reply.log.error({ ...requestLine(request, reply), err: error }, 'request errored')
     else if (!clientGone(request.raw)) reply.log.info(requestLine(request, reply), 'request completed')
     else if (reply.raw.headersSent) reply.log.info(requestLine(request, reply), LEFT_DURING)
@@ -83,13 +91,16 @@ export class OneLineLogController extends LogController {
    * headers went: in place of Fastify's own line, which has neither the
    * method, the URL nor the time. Over HTTP/1 no other line comes for it;
    * over HTTP/2 its stream's close brings requestCompleted's, so only a
-   * failure of the stream itself is told here.
+   * failure of the stream itself is told here, in its place.
    */
   override streamError (error: Error & { code?: string }, request: FastifyRequest, reply: FastifyReply): void {
-    const clientLeft = error.code === 'ERR_STREAM_PREMATURE_CLOSE'
-    if (clientLeft && http2Stream(request.raw) !== undefined) return
-    if (clientLeft) reply.log.info(requestLine(request, reply), LEFT_DURING)
-    else reply.log.warn({ ...requestLine(request, reply), err: error }, 'answer cut short: its stream failed')
+    const overHttp2 = http2Stream(request.raw) !== undefined
+    if (error.code === 'ERR_STREAM_PREMATURE_CLOSE') {
+      if (!overHttp2) reply.log.info(requestLine(request, reply), LEFT_DURING)
+      return
+    }
+    if (overHttp2) (request.raw as RawWithFailure)[STREAM_FAILURE_TOLD] = true
+    reply.log.warn({ ...requestLine(request, reply), err: error }, 'answer cut short: its stream failed')
   }
 }
 

@@ -3,8 +3,14 @@
  * leaves first), the request id it shares with the answer, the internals a
  * 500 hides from its client, and never a credential.
  */
-import { connect } from 'node:net'
+import { once } from 'node:events'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { connect as connectHttp2 } from 'node:http2'
+import { connect, type AddressInfo } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { Readable } from 'node:stream'
+import type { FastifyInstance } from 'fastify'
 import t from 'tap'
 import { resources } from '../../schemas/index.js'
 import { buildModel } from '../../src/resources/model.js'
@@ -12,6 +18,21 @@ import { openStore } from '../../src/store/open.js'
 import type { Store } from '../../src/store/store.js'
 import { assertProblem, buildTestApp, listen, logCollector, testStoreOptions } from '../helper.js'
 import { exchange } from '../support/raw-http.js'
+import { selfSigned } from '../support/self-signed.js'
+
+/** GET /failing-stream: an answer whose stream fails after its first byte, as a file read from a disk that went away. */
+function routeToFailingStream (app: FastifyInstance): void {
+  app.get('/failing-stream', { config: { public: true } }, async (_request, reply) => {
+    let sent = false
+    return await reply.type('application/json').send(new Readable({
+      read () {
+        if (sent) this.destroy(new Error('the disk went away'))
+        else this.push('[')
+        sent = true
+      }
+    }))
+  })
+}
 
 t.test('a 500 says nothing of internals; the log has them under the request id', async t => {
   const model = buildModel(resources)
@@ -108,16 +129,7 @@ t.test('a client that leaves while its answer is being written leaves one line, 
     let left = 512
     return await reply.type('application/json').send(new Readable({ read () { this.push(left-- > 0 ? chunk : null) } }))
   })
-  app.get('/failing-stream', { config: { public: true } }, async (_request, reply) => {
-    let sent = false
-    return await reply.type('application/json').send(new Readable({
-      read () {
-        if (sent) this.destroy(new Error('the disk went away'))
-        else this.push('[')
-        sent = true
-      }
-    }))
-  })
+  routeToFailingStream(app)
   const port = Number(new URL(await listen(app)).port)
   for (const [requestId, leave] of [['closed-mid-answer', 'destroy'], ['reset-mid-answer', 'resetAndDestroy']] as const) {
     const socket = connect(port, '127.0.0.1', () => socket.write(`GET /big HTTP/1.1\r\nHost: x\r\nX-Request-Id: ${requestId}\r\n\r\n`))
@@ -160,4 +172,27 @@ t.test('a client that leaves while its answer is being written leaves one line, 
     t.match(readLines, [{ msg: 'request completed', statusCode: 200 }], requestId)
     t.equal(readLines.length, 1, `${requestId}: one line`)
   }
+})
+
+t.test('over HTTP/2, a stream that fails after its headers went leaves one line, with its error', async t => {
+  const logs = logCollector()
+  // Not in t.testdir(), which the test app's database empties.
+  const certificates = mkdtempSync(join(tmpdir(), 'h2-stream-'))
+  t.teardown(() => rmSync(certificates, { recursive: true, force: true }))
+  const tls = selfSigned(certificates, 'h2-stream')
+  const ca = readFileSync(tls.cert, 'utf8')
+  const app = await buildTestApp(t, { logStream: logs, env: { LOG_LEVEL: 'info', HTTP2: '1', TLS_CERT_FILE: tls.cert, TLS_KEY_FILE: tls.key }, tls: { cert: ca, key: readFileSync(tls.key, 'utf8') } })
+  routeToFailingStream(app)
+  await app.listen({ host: '127.0.0.1', port: 0 })
+  const { port } = app.server.address() as AddressInfo
+  const session = connectHttp2(`https://127.0.0.1:${port}`, { ca })
+  t.teardown(() => session.close())
+  const stream = session.request({ ':path': '/failing-stream', 'x-request-id': 'h2-stream-failed' })
+  stream.on('error', () => {})
+  stream.resume()
+  await once(stream, 'close')
+  await new Promise(resolve => setTimeout(resolve, 200))
+  const lines = logs.lines.filter(line => line.requestId === 'h2-stream-failed')
+  t.match(lines, [{ level: 40, msg: 'answer cut short: its stream failed', url: '/failing-stream', statusCode: 200, err: { message: 'the disk went away' } }])
+  t.equal(lines.length, 1, 'one line, not also one saying the client left')
 })

@@ -7,15 +7,8 @@ import { connect as connectTcp } from 'node:net'
 import { connect as connectTls } from 'node:tls'
 import t, { type Test } from 'tap'
 import { ADMIN } from '../helper.js'
+import { selfSigned } from '../support/self-signed.js'
 import { SERVER_ENTRY, startServer, type RunningServer } from '../server/spawn.js'
-
-function selfSigned (dir: string, name: string): { cert: string, key: string } {
-  const cert = `${dir}/${name}.crt`
-  const key = `${dir}/${name}.key`
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', key, '-out', cert,
-    '-days', '1', '-subj', `/CN=${name}`, '-addext', 'subjectAltName=IP:127.0.0.1,DNS:localhost'], { stdio: 'ignore' })
-  return { cert, key }
-}
 
 interface Answer { status: number, headers: Record<string, unknown>, fingerprint: string }
 
