@@ -82,7 +82,7 @@ export class OneLineLogController extends LogController {
     if (error !== null && error !== undefined) reply.log.error({ ...requestLine(request, reply), err: error }, 'request errored')
     else if (!clientGone(request.raw)) reply.log.info(requestLine(request, reply), 'request completed')
     else if (reply.raw.headersSent) reply.log.info(requestLine(request, reply), LEFT_DURING)
-    // Only over HTTP/2: an HTTP/1 answer never begun never finishes, and watchForDeparture writes its line.
+    // Only over HTTP/2: an HTTP/1 answer never begun never finishes, and tellDeparture writes its line.
     else reply.log.info(unansweredLine(request, reply), LEFT_BEFORE)
   }
 
