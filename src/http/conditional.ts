@@ -66,6 +66,10 @@ export const failsOnWeakTag = (ifMatch: string | undefined): boolean => ifMatchF
 export const listIfMatchFailed = (): Error =>
   new PreconditionFailed('a list\'s ETag is weak and If-Match compares ETags strongly, so on a list only If-Match: * can hold (RFC 9110 §13.1.1)')
 
+/** The 412 of a GET of a served document (the OpenAPI document, the docs UI's files) with an If-Match other than `*`: its tag is weak too. */
+export const documentIfMatchFailed = (path: string): Error =>
+  new PreconditionFailed(`the ETag of ${path} is weak and If-Match compares ETags strongly, so only If-Match: * can hold (RFC 9110 §13.1.1)`)
+
 /** Why a create's precondition failed, said of the collection at `path`. */
 const CREATE_REFUSALS = {
   'if-match': (path: string) => `the ETag of ${path} is weak and If-Match compares ETags strongly, so on a create only If-Match: * can hold (RFC 9110 §13.1.1)`,

@@ -6,10 +6,11 @@
  * took about 15 ms of the event loop for every request, 25 with gzip, on a
  * route anyone may call without a credential: a few dozen requests a second
  * would have stalled the service. Now a request costs the write, and a client
- * that has it revalidates with If-None-Match for a 304.
+ * that has it revalidates with If-None-Match for a 304. Its tag is weak, so
+ * If-Match holds only as `*` (412 otherwise), as on a list.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import { bodyTag, tagged, type EntityTag } from './conditional.js'
+import { bodyTag, documentIfMatchFailed, failsOnWeakTag, tagged, type EntityTag } from './conditional.js'
 import { keptBody, sendKept, type KeptBody } from './content-coding.js'
 
 /** Public, the same for every caller; checked again on each use, since a deploy changes it. */
@@ -47,6 +48,7 @@ export function publishedDocument (type: string, make: () => string | Promise<st
   }
   const sendPublished = async function sendPublished (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
     const published = await current()
+    if (failsOnWeakTag(request.headers['if-match'])) throw documentIfMatchFailed(request.url.split('?')[0]!)
     reply.header('cache-control', CACHE_CONTROL)
     if (tagged(request, reply, published.tag)) return await reply.code(304).send()
     return await sendKept(request, reply.type(type), published)

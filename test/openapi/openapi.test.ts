@@ -49,6 +49,15 @@ t.test('the document is made once and revalidated: public, no-cache, a weak ETag
   t.equal(head.statusCode, 200)
   t.equal(head.body, '')
 
+  // Its tag is weak and If-Match compares strongly: only `*` holds, even the document's own tag fails (RFC 9110 §13.1.1).
+  t.equal((await app.inject({ method: 'GET', url: '/openapi.json', headers: { 'if-match': '*' } })).statusCode, 200)
+  for (const [url, ifMatch] of [['/openapi.json', plain.headers.etag as string], ['/openapi.json', '"other"'], ['/docs/json', plain.headers.etag as string]]) {
+    const failed = await app.inject({ method: 'GET', url: url!, headers: { 'if-match': ifMatch!, 'if-none-match': plain.headers.etag as string } })
+    const problem = assertProblem(t, failed, 412, 'precondition-failed')
+    t.equal(problem.detail, `the ETag of ${url!.split('?')[0]!} is weak and If-Match compares ETags strongly, so only If-Match: * can hold (RFC 9110 §13.1.1)`, `${url!} If-Match: ${ifMatch!}, before If-None-Match`)
+    t.equal(failed.headers['cache-control'], 'no-store')
+  }
+
   for (const [coding, decode] of [['gzip', gunzipSync], ['br', brotliDecompressSync]] as const) {
     for (let round = 0; round < 2; round++) {
       const coded = await app.inject({ method: 'GET', url: '/openapi.json', headers: { 'accept-encoding': coding } })
