@@ -8,7 +8,9 @@ import { Type } from '@sinclair/typebox'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { annotate, OAuthInvalidClient, OAuthInvalidRequest, OAuthInvalidScope, OAuthUnsupportedGrant } from '../errors.js'
 import type { ProblemDoc } from '../resources/problem-examples.js'
-import { jsonResponse, problemResponses } from '../resources/responses.js'
+import { ifMatchWithoutRepresentation, noRepresentationToMatch } from '../http/conditional.js'
+import { linkBase } from '../http/instance.js'
+import { jsonResponse, NO_REPRESENTATION_CONDITIONS, noRepresentationProblem, problemResponses } from '../resources/responses.js'
 import { DECOY_SECRET_HASH, parseScopes, verifyClientSecret } from './secrets.js'
 import { clientSubject } from './subjects.js'
 
@@ -39,6 +41,8 @@ const unknownClient = (): Error => oauthError(OAuthInvalidClient, 'invalid_clien
 const onlyClientCredentials = (): Error => oauthError(OAuthUnsupportedGrant, 'unsupported_grant_type', 'only grant_type=client_credentials is supported')
 
 const TOKEN_REFUSED: ProblemDoc = { status: 400, error: onlyClientCredentials(), description: 'The request is invalid; `error` is `invalid_request`, `unsupported_grant_type` or `invalid_scope` (RFC 6749 §5.2).' }
+const NOT_ISSUED = 'no token was issued'
+const TOKEN_PRECONDITION = noRepresentationProblem('/v1/auth/token', NOT_ISSUED)
 const CLIENT_UNAUTHENTICATED: ProblemDoc = { status: 401, error: unknownClient(), description: 'Client authentication failed (`error`: `invalid_client`): no Basic credentials, or an unknown or revoked client, or a wrong secret.' }
 
 /** `Authorization: Basic base64(client_id:client_secret)`, each part form-encoded (RFC 6749 §2.3.1). */
@@ -83,10 +87,11 @@ export async function tokenRoute (app: FastifyInstance, { ttlSeconds, rateLimit 
       summary: 'Exchange client credentials for an access token',
       description: 'RFC 6749 §4.4. Authenticate with HTTP Basic (client_id:client_secret). Errors carry the OAuth `error` code.',
       security: [{ clientBasic: [] }],
+      headers: NO_REPRESENTATION_CONDITIONS,
       body: { content: { [FORM]: { schema: Type.Ref('TokenRequest') }, 'application/json': { schema: Type.Ref('TokenRequest') } } },
       response: {
         200: jsonResponse('An access token.', Type.Ref('TokenResponse')),
-        ...problemResponses([TOKEN_REFUSED, CLIENT_UNAUTHENTICATED, 413, 415, 429])
+        ...problemResponses([TOKEN_REFUSED, CLIENT_UNAUTHENTICATED, TOKEN_PRECONDITION, 413, 415, 429])
       }
     }
   }, async function issueToken (request, reply) {
@@ -106,6 +111,8 @@ export async function tokenRoute (app: FastifyInstance, { ttlSeconds, rateLimit 
     const requested = typeof body.scope === 'string' ? parseScopes(body.scope) : []
     const granted = requested.length === 0 ? [...client.scopes] : requested.filter(scope => client.scopes.includes(scope))
     if (granted.length === 0) throw oauthError(OAuthInvalidScope, 'invalid_scope', `none of the requested scopes is granted to this client; it may have: ${client.scopes.join(' ')}`)
+    // Evaluated last, as RFC 9110 §13.2.1 asks: an answer that would not be a 2xx without it stands.
+    if (ifMatchWithoutRepresentation(request.headers)) throw noRepresentationToMatch(linkBase(request.url), NOT_ISSUED)
     const scope = granted.join(' ')
     const token = app.signServiceToken({ sub: clientSubject(client.clientId), scope }, ttlSeconds)
     return await reply.header('cache-control', 'no-store').header('pragma', 'no-cache')

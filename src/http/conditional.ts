@@ -99,6 +99,20 @@ export async function checkBeforeCreating (headers: IncomingHttpHeaders, path: s
   }
 }
 
+/**
+ * Whether a request to a resource that has no representation (nothing a GET
+ * shows: the token endpoint, a delivery's resend) carries an If-Match, which
+ * is then false whatever it names, `*` included (RFC 9110 §13.1.1): such a
+ * method is not performed (412). If-None-Match is then true, and the date
+ * conditions need a Last-Modified the resource does not have, so only
+ * If-Match can fail there.
+ */
+export const ifMatchWithoutRepresentation = (headers: IncomingHttpHeaders): boolean => headers['if-match'] !== undefined
+
+/** The 412 of such a request to `path`, saying what was not done. */
+export const noRepresentationToMatch = (path: string, notDone: string): Error =>
+  new PreconditionFailed(`${path} has no representation for If-Match to name, so If-Match cannot hold (RFC 9110 §13.1.1); ${notDone}`)
+
 /** If-None-Match uses weak comparison: the opaque parts are compared, weakness ignored. */
 export function noneMatch (header: string | undefined, current: EntityTag): boolean | undefined {
   const tags = parseEntityTags(header)

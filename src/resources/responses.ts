@@ -5,7 +5,7 @@
 import { STATUS_CODES } from 'node:http'
 import { Type, type TSchema } from '@sinclair/typebox'
 import { PROBLEM_MEDIA_TYPE } from '../http/problem.js'
-import { createPreconditionFailed, listIfMatchFailed } from '../http/conditional.js'
+import { createPreconditionFailed, listIfMatchFailed, noRepresentationToMatch } from '../http/conditional.js'
 import { exampleOf, problemExample, type ProblemDoc } from './problem-examples.js'
 
 const WHEN: Record<number, string> = {
@@ -148,6 +148,16 @@ export const createPreconditionProblem = (path: string): ProblemDoc => ({
   status: 412,
   error: createPreconditionFailed(path, 'current'),
   description: 'A precondition failed, and nothing was created: If-Match other than `*`, If-None-Match: *, or an If-None-Match that names the collection\'s current ETag.'
+})
+/** The one precondition that can fail on a resource with no representation (a token endpoint, an action): If-Match (conditional.ts). */
+export const NO_REPRESENTATION_CONDITIONS = Type.Object({
+  'If-Match': Type.Optional(Type.String({ description: 'Never holds, not even `*`: this resource has no representation for it to name, so any If-Match is 412 and nothing is done (RFC 9110 §13.1.1).' }))
+})
+/** The 412 of such a resource at `path`, where `notDone` says what did not happen. */
+export const noRepresentationProblem = (path: string, notDone: string): ProblemDoc => ({
+  status: 412,
+  error: noRepresentationToMatch(path, notDone),
+  description: `The request carried If-Match, which cannot hold here; ${notDone}.`
 })
 export const CREATE_HEADERS = Type.Object({
   ...CREATE_CONDITIONS,

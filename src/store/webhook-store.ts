@@ -71,9 +71,11 @@ export interface WebhookStore {
   /**
    * Schedules a finished delivery (succeeded or failed) of one event to one
    * subscription again, due at `now`. Why not, otherwise: no such delivery,
-   * already pending, or the subscription is disabled.
+   * already pending, or the subscription is disabled; or, with `withhold`,
+   * that it would have been scheduled (a request whose precondition fails
+   * still learns first whether it would have failed anyway).
    */
-  resend (webhookId: number, eventId: string, now: string): Promise<ResendOutcome>
+  resend (webhookId: number, eventId: string, now: string, withhold?: boolean): Promise<ResendOutcome>
 }
 
-export type ResendOutcome = { readonly scheduled: true } | { readonly scheduled: false, readonly reason: 'missing' | 'pending' | 'disabled', readonly nextAttemptAt?: string }
+export type ResendOutcome = { readonly scheduled: true } | { readonly scheduled: false, readonly reason: 'missing' | 'pending' | 'disabled' | 'withheld', readonly nextAttemptAt?: string }

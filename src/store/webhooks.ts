@@ -169,13 +169,14 @@ export function webhookStore (writer: Writer): WebhookStore {
       })
     },
 
-    async resend (webhookId, eventId, now) {
+    async resend (webhookId, eventId, now, withhold = false) {
       return await writer.run(async w => {
         const subscription = await w.selectFrom(WEBHOOKS_TABLE).select('disabledAt').where('id', '=', webhookId).executeTakeFirst()
         const delivery = await w.selectFrom(DELIVERIES_TABLE).select(['id', 'status', 'nextAttemptAt']).where('webhookId', '=', webhookId).where('eventId', '=', eventId).executeTakeFirst()
         if (subscription === undefined || delivery === undefined) return { scheduled: false, reason: 'missing' }
         if (subscription.disabledAt !== null) return { scheduled: false, reason: 'disabled' }
         if (delivery.status === 'pending') return { scheduled: false, reason: 'pending', nextAttemptAt: String(delivery.nextAttemptAt) }
+        if (withhold) return { scheduled: false, reason: 'withheld' }
         await w.updateTable(DELIVERIES_TABLE).set({ status: 'pending', nextAttemptAt: now, lockedUntil: null }).where('id', '=', delivery.id).execute()
         return { scheduled: true }
       })

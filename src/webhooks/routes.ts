@@ -8,11 +8,13 @@ import { sendAdminCreated, sendAdminList } from '../auth/admin-conditional.js'
 import { ADMIN_FORBIDDEN, adminCollectionRoutes, adminConfig, adminCreateOperation, adminOperation, adminWriteConfig, checkBeforeAdminCreate, noSuchItem, NullableTimestamp, Timestamp } from '../auth/admin-collection.js'
 import { DeliveryNotResendable, ResourceNotFound } from '../errors.js'
 import { bodyMembers, refuseWithAll } from '../http/attached-validation.js'
+import { ifMatchWithoutRepresentation, noRepresentationToMatch } from '../http/conditional.js'
+import { linkBase } from '../http/instance.js'
 import { Id } from '../resources/derive.js'
 import { stringEnum } from '../resources/model.js'
 import { EXAMPLE_EVENT_ID, EXAMPLE_ID, type ProblemDoc } from '../resources/problem-examples.js'
 import { itemPath, link } from '../resources/links.js'
-import { ADMIN_LIST_HEADERS, ADMIN_LIST_READ, header, jsonResponse, listProblems, notModified, problemResponses } from '../resources/responses.js'
+import { ADMIN_LIST_HEADERS, ADMIN_LIST_READ, header, jsonResponse, listProblems, NO_REPRESENTATION_CONDITIONS, noRepresentationProblem, notModified, problemResponses } from '../resources/responses.js'
 import type { AttemptRecord, Subscription } from '../store/webhook-store.js'
 import { patternIssues } from './events.js'
 import { newSigningSecret } from './signing.js'
@@ -104,6 +106,8 @@ const RESEND_CONFLICT: ProblemDoc = {
   error: alreadyScheduled(EXAMPLE_EVENT_ID, '2026-11-25T10:00:00.000Z'),
   description: 'The delivery is still pending (it is already scheduled), or the subscription is disabled.'
 }
+const NOT_RESENT = 'nothing was scheduled'
+const RESEND_PRECONDITION = noRepresentationProblem(`${itemPath('webhooks', EXAMPLE_ID)}/deliveries/${EXAMPLE_EVENT_ID}/resend`, NOT_RESENT)
 
 export async function webhookRoutes (app: FastifyInstance, { collections, allowPrivate, lookupTimeoutMs, maxLimit }: WebhookRoutesOptions): Promise<void> {
   const store = app.store.webhooks
@@ -183,12 +187,15 @@ export async function webhookRoutes (app: FastifyInstance, { collections, allowP
     schema: adminOperation('webhooks', 'resendWebhookDelivery', 'Send an event to a subscription again', {
       description: 'Schedules a finished delivery (succeeded, or failed after its retries) of the event again, with the same `webhook-id` and body, freshly signed. It is sent within `WEBHOOK_POLL_MS`; if it fails and the event is more than 25 h old, it is not retried.',
       params: Type.Object({ id: Id, eventId: Type.String({ pattern: '^msg_[0-9a-f]{32}$', description: 'The event\'s id, as `eventId` in the delivery attempts.' }) }, { additionalProperties: false }),
-      response: { 202: { description: 'Scheduled; the attempt will appear in the deliveries.', type: 'null' }, ...problemResponses([400, 401, ADMIN_FORBIDDEN, RESEND_NOT_FOUND, RESEND_CONFLICT, 429]) }
+      headers: NO_REPRESENTATION_CONDITIONS,
+      response: { 202: { description: 'Scheduled; the attempt will appear in the deliveries.', type: 'null' }, ...problemResponses([400, 401, ADMIN_FORBIDDEN, RESEND_NOT_FOUND, RESEND_CONFLICT, RESEND_PRECONDITION, 429]) }
     })
   }, async function resendDelivery (request, reply) {
     const { id, eventId } = request.params as { id: number, eventId: string }
-    const outcome = await store.resend(id, eventId, new Date().toISOString())
+    // If-Match cannot hold here, but a missing or unresendable delivery is told first (RFC 9110 §13.2.1).
+    const outcome = await store.resend(id, eventId, new Date().toISOString(), ifMatchWithoutRepresentation(request.headers))
     if (!outcome.scheduled) {
+      if (outcome.reason === 'withheld') throw noRepresentationToMatch(linkBase(request.url), NOT_RESENT)
       if (outcome.reason === 'missing') throw noDelivery(id, eventId)
       throw outcome.reason === 'disabled' ? subscriptionDisabled(id) : alreadyScheduled(eventId, outcome.nextAttemptAt)
     }

@@ -137,6 +137,30 @@ t.test('token endpoint errors follow RFC 6749 §5.2, as problems', async t => {
   t.equal(assertProblem(t, await request(good, 'grant_type=client_credentials'), 401).error, 'invalid_client', 'a revoked client gets no token')
 })
 
+t.test('the token endpoint has no representation: any If-Match is 412 and issues nothing, after its other errors', async t => {
+  const app = await buildTestApp(t)
+  const client = body(await post(app, '/v1/clients', { name: 'conditional', scopes: ['projects:read'] }))
+  const good = basic(client.clientId, client.clientSecret)
+  const request = async (headers: Record<string, string>, payload = 'grant_type=client_credentials') =>
+    await app.inject({ method: 'POST', url: '/v1/auth/token', headers: { authorization: good, 'content-type': form, ...headers }, payload })
+
+  for (const ifMatch of ['*', '"abc"', 'W/"abc"']) {
+    const refused = await request({ 'if-match': ifMatch })
+    const problem = assertProblem(t, refused, 412, 'precondition-failed')
+    t.equal(problem.detail, '/v1/auth/token has no representation for If-Match to name, so If-Match cannot hold (RFC 9110 §13.1.1); no token was issued', ifMatch)
+    t.notOk('access_token' in problem)
+    t.equal(refused.headers['cache-control'], 'no-store')
+  }
+  t.equal(assertProblem(t, await request({ 'if-match': '*', authorization: basic(client.clientId, 'wrong') }), 401).error, 'invalid_client', 'a client that fails to authenticate learns only that')
+  t.equal(assertProblem(t, await request({ 'if-match': '*' }, 'grant_type=password'), 400).error, 'unsupported_grant_type', 'a bad request is told as such first')
+  const holding: Array<Record<string, string>> = [{ 'if-none-match': '*' }, { 'if-none-match': '"abc"' }, { 'if-unmodified-since': 'Sun, 06 Nov 1994 08:49:37 GMT' }]
+  for (const headers of holding) {
+    const issued = await request(headers)
+    t.equal(issued.statusCode, 200, `${JSON.stringify(headers)} holds where nothing exists`)
+    t.type(body(issued).access_token, 'string')
+  }
+})
+
 /**
  * An app with the given API_KEY_CACHE_TTL, a key that has been used once, and
  * a way to revoke it through a second store on the same database (standing in

@@ -183,7 +183,16 @@ t.test('a finished delivery can be sent again, the same event freshly signed; no
   const attempts = await attemptsOf(app, subscription.id, 2)
   t.same(attempts.map(attempt => [attempt.attempt, attempt.outcome]), [[2, 'succeeded'], [1, 'succeeded']])
 
+  // A resend has no representation, so any If-Match fails: 412, and the delivery stays finished.
+  const conditional = await app.inject({ method: 'POST', url: resendUrl(subscription.id, eventId), headers: { 'if-match': '*' } })
+  t.equal(assertProblem(t, conditional, 412, 'precondition-failed').detail,
+    `/v1/webhooks/${String(subscription.id)}/deliveries/${eventId}/resend has no representation for If-Match to name, so If-Match cannot hold (RFC 9110 §13.1.1); nothing was scheduled`)
+  t.equal((await app.inject({ method: 'POST', url: resendUrl(subscription.id, eventId) })).statusCode, 202, 'nothing was scheduled by the 412, so the delivery can be resent')
+  t.equal((await hook.count(3)).length, 3)
+  t.same((await attemptsOf(app, subscription.id, 3)).map(attempt => attempt.attempt), [3, 2, 1], 'one attempt for the one resend that was scheduled')
+
   assertProblem(t, await app.inject({ method: 'POST', url: resendUrl(subscription.id, 'msg_00000000000000000000000000000000') }), 404)
+  assertProblem(t, await app.inject({ method: 'POST', url: resendUrl(subscription.id, 'msg_00000000000000000000000000000000'), headers: { 'if-match': '*' } }), 404, 'not-found')
   assertProblem(t, await app.inject({ method: 'POST', url: resendUrl(999, eventId) }), 404)
   t.same(pointers(assertProblem(t, await app.inject({ method: 'POST', url: resendUrl(subscription.id, 'nope') }), 400)), ['/eventId'])
 
@@ -198,6 +207,7 @@ t.test('a finished delivery can be sent again, the same event freshly signed; no
   await attemptsOf(app, disabled.id, 1)
   const pending = assertProblem(t, await app.inject({ method: 'POST', url: resendUrl(retrying.id, failed!.headers['webhook-id'] as string) }), 409, 'delivery-not-resendable')
   t.match(pending.detail, /already scheduled/)
+  assertProblem(t, await app.inject({ method: 'POST', url: resendUrl(retrying.id, failed!.headers['webhook-id'] as string), headers: { 'if-match': '*' } }), 409, 'delivery-not-resendable')
   const off = assertProblem(t, await app.inject({ method: 'POST', url: resendUrl(disabled.id, refused!.headers['webhook-id'] as string) }), 409, 'delivery-not-resendable')
   t.match(off.detail, /disabled/)
 })
