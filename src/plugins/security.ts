@@ -13,6 +13,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunc
 import fp from 'fastify-plugin'
 import helmet, { type HelmetOptions } from 'helmet'
 import type { IncomingMessage, ServerResponse } from 'node:http'
+import { headerPreset } from '../http/reply-headers.js'
 
 export interface SecurityOptions {
   /** TLS here, or at a trusted proxy in front: send Strict-Transport-Security. */
@@ -48,8 +49,12 @@ async function security (app: FastifyInstance, options: SecurityOptions): Promis
   const api = apiSecurityHeaders(options)
   const docs: HeaderSet = api.map(([name, value]) => [name, name === 'content-security-policy' ? DOCS_POLICY : value])
 
+  // The two sets name the same headers in the same order, so one preset serves both.
+  const preset = headerPreset(api.map(([name]) => name))
+  const apiValues = api.map(([, value]) => value)
+  const docsValues = docs.map(([, value]) => value)
   app.addHook('onRequest', function securityHeaders (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) {
-    for (const [name, value] of request.routeOptions.url?.startsWith('/docs') === true ? docs : api) reply.header(name, value)
+    preset(reply, request.routeOptions.url?.startsWith('/docs') === true ? docsValues : apiValues)
     done()
   })
 }
