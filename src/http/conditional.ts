@@ -62,17 +62,19 @@ export function preconditionFailed (headers: IncomingHttpHeaders, current: Entit
 /** If-Match on a representation whose tag is weak (a list), known or not yet: it can hold only as `*`. */
 export const failsOnWeakTag = (ifMatch: string | undefined): boolean => ifMatchFails(ifMatch, { weak: true, opaque: '' }) === true
 
+/** Why an If-Match other than `*` failed on a representation whose tag is weak: `etag` names the tag, `where` (if anything) the request. */
+const weakTagRefusal = (etag: string, where: string): string =>
+  `${etag} is weak and If-Match compares ETags strongly, so ${where}only If-Match: * can hold (RFC 9110 §13.1.1)`
+
 /** The 412 of a list's GET with an If-Match other than `*`, which its weak tag can never satisfy. */
-export const listIfMatchFailed = (): Error =>
-  new PreconditionFailed('a list\'s ETag is weak and If-Match compares ETags strongly, so on a list only If-Match: * can hold (RFC 9110 §13.1.1)')
+export const listIfMatchFailed = (): Error => new PreconditionFailed(weakTagRefusal('a list\'s ETag', 'on a list '))
 
 /** The 412 of a GET of a served document (the OpenAPI document, the docs UI's files) with an If-Match other than `*`: its tag is weak too. */
-export const documentIfMatchFailed = (path: string): Error =>
-  new PreconditionFailed(`the ETag of ${path} is weak and If-Match compares ETags strongly, so only If-Match: * can hold (RFC 9110 §13.1.1)`)
+export const documentIfMatchFailed = (path: string): Error => new PreconditionFailed(weakTagRefusal(`the ETag of ${path}`, ''))
 
 /** Why a create's precondition failed, said of the collection at `path`. */
 const CREATE_REFUSALS = {
-  'if-match': (path: string) => `the ETag of ${path} is weak and If-Match compares ETags strongly, so on a create only If-Match: * can hold (RFC 9110 §13.1.1)`,
+  'if-match': (path: string) => weakTagRefusal(`the ETag of ${path}`, 'on a create '),
   exists: (path: string) => `If-None-Match: * holds only where nothing exists yet, and ${path} does`,
   current: (path: string) => `If-None-Match names the current ETag of ${path}`
 }
