@@ -1,4 +1,6 @@
 import { existsSync } from 'node:fs'
+import { appendFile } from 'node:fs/promises'
+import BetterSqlite3 from 'better-sqlite3'
 import t from 'tap'
 import { assertProblem, body, buildTestApp, testDatabaseFile, TEST_JWT_SECRET } from './helper.js'
 import { fromRoot } from './support/paths.js'
@@ -102,4 +104,54 @@ t.test('openapi writes the document where it is told, and says in one line when 
   const refused = await runNode([CLI, 'openapi', '/proc/resourcery-test/api.json'], {})
   t.equal(refused.status, 1)
   t.equal(refused.stderr, "resourcery: cannot write /proc/resourcery-test/api.json and /proc/resourcery-test/api.yaml: ENOENT: no such file or directory, mkdir '/proc/resourcery-test'\n")
+})
+
+t.test('migrate creates the tables, then finds nothing to do; it adds what is missing and refuses what would lose data', async t => {
+  const file = testDatabaseFile(t)
+  const env = { DATABASE_URL: `sqlite:${file}`, DATA_DIR: `${file}.data` }
+  const first = await cli(['migrate'], env)
+  t.equal(first.status, 0, first.stderr)
+  const applied = first.stdout.trim().split('\n')
+  t.ok(applied.includes('create table tasks'), 'each step applied is a line')
+  t.ok(applied.includes('create index tasks_assignee_idx'))
+  t.equal((await cli(['migrate'], env)).stdout, 'the database is up to date\n', 'a second run changes nothing')
+
+  const database = new BetterSqlite3(file)
+  database.exec('drop index tasks_assignee_idx')
+  database.close()
+  const repaired = await cli(['migrate'], env)
+  t.equal(repaired.status, 0, repaired.stderr)
+  t.equal(repaired.stdout, 'create index tasks_assignee_idx\n', 'only the missing index is made again')
+
+  const altered = new BetterSqlite3(file)
+  altered.exec("alter table projects add column legacy text not null default 'x'")
+  altered.close()
+  const refused = await cli(['migrate'], env)
+  t.equal(refused.status, 1)
+  t.equal(refused.stdout, '')
+  t.equal(refused.stderr, 'resourcery: the database schema cannot be brought in line with the definitions without losing data:\n' +
+    '- projects.legacy exists in the database but not in the definition: restore the field, or drop or rename the column by hand once its data is safe\n', 'what to do, with no stack trace')
+  const kept = new BetterSqlite3(file, { readonly: true })
+  t.teardown(() => kept.close())
+  t.ok(kept.prepare("select 1 from pragma_table_info('projects') where name = 'legacy'").get(), 'the column was left as it was')
+  // The server refuses the same database with the same words.
+  const served = await runNode([fromRoot('dist/src/server.js')], { PATH: process.env.PATH ?? '', JWT_SECRET: TEST_JWT_SECRET, PORT: '0', ...env })
+  t.equal(served.status, 1)
+  t.equal(served.stderr, refused.stderr)
+})
+
+t.test('openapi --check exits 0 while the written document is current, and 1 naming the stale file', async t => {
+  const dir = t.testdir()
+  const json = `${dir}/api.json`
+  t.equal((await cli(['openapi', json], {})).status, 0)
+  const current = await cli(['openapi', '--check', json], {})
+  t.equal(current.status, 0, current.stderr)
+  t.equal(current.stdout + current.stderr, '', 'nothing to say')
+  await appendFile(`${dir}/api.yaml`, '# edited by hand\n')
+  const stale = await cli(['openapi', '--check', json], {})
+  t.equal(stale.status, 1)
+  t.equal(stale.stderr, `${dir}/api.yaml stale: run npm run openapi\n`)
+  const missing = await cli(['openapi', '--check', `${dir}/none.json`], {})
+  t.equal(missing.status, 1)
+  t.equal(missing.stderr, `${dir}/none.json and ${dir}/none.yaml stale: run npm run openapi\n`, 'a document not written yet is stale')
 })
