@@ -1,15 +1,13 @@
 /**
  * Every response says whether it may be cached. Reads of protected data are
  * `private, no-cache` (or the resource's max-age), writes and errors
- * `no-store`; Vary names what the answer depends on. GET responses without an
- * ETag of their own get a weak ETag of their body, and a matching
- * If-None-Match turns them into 304. (Records and resource lists are tagged,
- * and answer If-None-Match, in their handlers, which know their tags.)
+ * `no-store`; Vary names what the answer depends on. The reads with a policy
+ * (records and resource lists) are tagged, and answer If-None-Match, in their
+ * handlers, which know their tags without hashing the body again.
  */
 import type { ServerResponse } from 'node:http'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
-import { bodyTag, tagged } from '../http/conditional.js'
 import { addVary } from '../http/vary.js'
 
 declare module 'fastify' {
@@ -27,22 +25,12 @@ export function cacheControlOf (reading: boolean, status: number, policy: string
   return reading && status < 400 && policy !== undefined ? policy : 'no-store'
 }
 
-/** The payload to send: the same, or none for a 304. */
-function cacheHeaders (request: FastifyRequest, reply: FastifyReply, payload: unknown): unknown {
+/** Vary, and Cache-Control unless the handler chose its own. */
+function cacheHeaders (request: FastifyRequest, reply: FastifyReply): void {
   addVary(reply, VARY)
+  if (reply.hasHeader('cache-control')) return
   const reading = request.method === 'GET' || request.method === 'HEAD'
-  const status = reply.statusCode
-  // Read once: Fastify builds request.routeOptions afresh on every access.
-  const policy = request.routeOptions.config?.cacheControl
-  if (!reply.hasHeader('cache-control')) reply.header('cache-control', cacheControlOf(reading, status, policy))
-  // Records and resource lists carry their own ETag, and their handler already answered If-None-Match; the rest are tagged here.
-  if (!reading || status !== 200 || reply.hasHeader('etag') || policy === undefined) return payload
-  if (typeof payload !== 'string' && !Buffer.isBuffer(payload)) return payload
-  if (tagged(request, reply, bodyTag(payload))) {
-    reply.code(304).removeHeader('content-length')
-    return ''
-  }
-  return payload
+  reply.header('cache-control', cacheControlOf(reading, reply.statusCode, request.routeOptions.config?.cacheControl))
 }
 
 /**
@@ -65,7 +53,8 @@ async function caching (app: FastifyInstance): Promise<void> {
     done()
   })
   app.addHook('onSend', function cachingHeaders (request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (error: null, payload: unknown) => void) {
-    done(null, cacheHeaders(request, reply, payload))
+    cacheHeaders(request, reply)
+    done(null, payload)
   })
 }
 
