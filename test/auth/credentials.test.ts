@@ -138,6 +138,20 @@ t.test('token endpoint errors follow RFC 6749 §5.2, as problems', async t => {
   t.equal(assertProblem(t, await request(good, 'grant_type=client_credentials'), 401).error, 'invalid_client', 'a revoked client gets no token')
 })
 
+t.test('token endpoint: Basic credentials are form-urlencoded (RFC 6749 §2.3.1); a scope must be a string', async t => {
+  // An app of its own: the endpoint's stricter limit (TOKEN_RATE_LIMIT_MAX) is spent by the test above.
+  const app = await buildTestApp(t)
+  const client = body(await post(app, '/v1/clients', { name: 'c', scopes: ['projects:read'] }))
+  const request = async (authorization: string, payload: string, type = form) =>
+    await app.inject({ method: 'POST', url: '/v1/auth/token', headers: { authorization, 'content-type': type }, payload })
+  const escaped = basic((client.clientId as string).replace('_', '%5F'), client.clientSecret)
+  t.equal((await request(escaped, 'grant_type=client_credentials')).statusCode, 200, 'a percent-encoded client_id is decoded')
+  const malformed = await request(basic('%zz', client.clientSecret), 'grant_type=client_credentials')
+  t.match(assertProblem(t, malformed, 401, 'oauth-invalid-client'), { error: 'invalid_client', detail: 'the client credentials are not properly encoded' })
+  const scopeNumber = await request(basic(client.clientId, client.clientSecret), JSON.stringify({ grant_type: 'client_credentials', scope: 5 }), 'application/json')
+  t.match(assertProblem(t, scopeNumber, 400, 'oauth-invalid-request'), { error: 'invalid_request', detail: 'scope must be a space-separated string' })
+})
+
 t.test('the token endpoint has no representation: any If-Match is 412 and issues nothing, after its other errors', async t => {
   const app = await buildTestApp(t)
   const client = body(await post(app, '/v1/clients', { name: 'conditional', scopes: ['projects:read'] }))
