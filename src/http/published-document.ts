@@ -12,6 +12,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { bodyTag, documentIfMatchFailed, failsOnWeakTag, tagged, type EntityTag } from './conditional.js'
 import { keptBody, sendKept, type KeptBody } from './content-coding.js'
+import { instanceOf } from './instance.js'
 
 /** Public, the same for every caller; checked again on each use, since a deploy changes it. */
 const CACHE_CONTROL = 'public, no-cache'
@@ -48,7 +49,7 @@ export function publishedDocument (type: string, make: () => string | Promise<st
   }
   const sendPublished = async function sendPublished (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
     const published = await current()
-    if (failsOnWeakTag(request.headers['if-match'])) throw documentIfMatchFailed(request.url.split('?')[0]!)
+    if (failsOnWeakTag(request.headers['if-match'])) throw documentIfMatchFailed(instanceOf(request.url))
     reply.header('cache-control', CACHE_CONTROL)
     if (tagged(request, reply, published.tag)) return await reply.code(304).send()
     return await sendKept(request, reply.type(type), published)
