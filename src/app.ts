@@ -21,6 +21,7 @@ import { loggerOptions, logUnanswered, OneLineLogController, type LogDestination
 import { transportOptions, type TlsMaterial } from './http/transport.js'
 import { MAX_PATH_PARAMETER_LENGTH } from './http/unroutable-path.js'
 import { continueWhenBodyIsRead } from './http/expect-continue.js'
+import { writeAnswersAtTurnEnd } from './http/turn-end-writes.js'
 import { Problem, schemaError } from './http/problem.js'
 import { buildSerializer } from './http/serializer.js'
 import { buildValidator } from './http/validator.js'
@@ -115,6 +116,7 @@ export async function buildApp ({ config, definitions, store: givenStore, logStr
   } as FastifyServerOptions) as unknown as FastifyInstance
   app.server.maxConnections = config.maxConnections
   continueWhenBodyIsRead(app.server)
+  writeAnswersAtTurnEnd(app.server)
   try {
     const { applied } = await store.migrate()
     if (applied.length > 0) app.log.info({ applied }, 'database schema updated')
