@@ -15,8 +15,9 @@
  *
  * How: a socket's `_write` / `_writev`, the hooks through which a Writable
  * hands its bytes on and which may complete later (they report by callback),
- * are held here and run in `setImmediate`, the check phase that follows the
- * poll phase in which requests are read and, on SQLite, answered. `'finish'`
+ * are held here and run in the check phase that follows the poll phase in
+ * which requests are read and answered (turn-end.ts; answers SQLite's group
+ * commit settles there go as soon as they are all written). `'finish'`
  * and everything after it wait for the callback as they would for a slow
  * socket. A socket destroyed meanwhile writes what it holds first, so that
  * `write()` then `destroy()` sends the bytes as it does without holding.
@@ -25,6 +26,7 @@
 import type { Server as HttpServer } from 'node:http'
 import { Socket } from 'node:net'
 import { Server as TlsServer, type TLSSocket } from 'node:tls'
+import { beforeTurnEnds } from '../turn-end.js'
 
 type WriteCallback = (error?: Error | null) => void
 type Chunks = Array<{ chunk: unknown, encoding: BufferEncoding }>
@@ -50,7 +52,7 @@ function make (write: HeldWrite): void {
 }
 
 function hold (socket: Socket, make: () => void): void {
-  if (held.length === 0) setImmediate(makeHeldWrites)
+  if (held.length === 0) beforeTurnEnds(makeHeldWrites)
   held.push({ socket, make })
 }
 

@@ -9,6 +9,7 @@
  * and if the commit fails, every write of the group fails with it.
  */
 import { CompiledQuery, type Kysely } from 'kysely'
+import { atTurnEnd } from '../turn-end.js'
 import type { Database } from './dialect.js'
 
 export type WriteJob<T> = (db: Kysely<Database>) => Promise<T>
@@ -103,7 +104,7 @@ export function groupCommitWriter (db: Kysely<Database>, afterCommit?: () => voi
       return await new Promise<T>((resolve, reject) => {
         queue.push({ job, resolve: resolve as (value: unknown) => void, reject })
         // Writes arriving in this turn of the event loop join the group; later ones wait for the next.
-        if (!flushing && queue.length === 1) setImmediate(start)
+        if (!flushing && queue.length === 1) atTurnEnd(start)
       })
     }
   }

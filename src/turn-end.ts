@@ -1,0 +1,33 @@
+/**
+ * Work for the end of the event loop's turn: the check phase (setImmediate),
+ * after the poll phase has run the callback of every connection and file that
+ * was ready. Two mechanisms gather there: SQLite's group commit (the writes
+ * that arrived in the turn share a commit) and the answers written together
+ * (http/turn-end-writes.ts). They must know of each other: answers a group's
+ * commit settles are finished in the check phase, and work scheduled from
+ * there with setImmediate waits for the next turn, behind a whole poll phase.
+ * Held that long, the answers of one group reached their clients after the
+ * next group had begun, which split the next requests over two commits:
+ * 14 % fewer durable POSTs a second.
+ */
+
+let ending = false
+
+/** Runs `work` at the end of this turn, and says the turn is ending until the promises it settles have run. */
+export function atTurnEnd (work: () => void): void {
+  setImmediate(function endTurn () {
+    ending = true
+    // A tick queued from a microtask runs once the microtasks are all done, those they queue included.
+    queueMicrotask(() => { process.nextTick(() => { ending = false }) })
+    work()
+  })
+}
+
+/**
+ * Runs `work` once the current callback and its promises are done, if this is
+ * the end of the turn (atTurnEnd), else at the end of this turn.
+ */
+export function beforeTurnEnds (work: () => void): void {
+  if (ending) queueMicrotask(() => { process.nextTick(work) })
+  else setImmediate(work)
+}
