@@ -21,7 +21,8 @@
  * and everything after it wait for the callback as they would for a slow
  * socket. A socket destroyed meanwhile writes what it holds first, so that
  * `write()` then `destroy()` sends the bytes as it does without holding.
- * HTTP/2 sessions write through Node's native stream and are left alone.
+ * HTTP/2 sessions write through Node's native stream and are left alone, as
+ * is a socket whose hooks are not net.Socket's.
  */
 import type { Server as HttpServer } from 'node:http'
 import { Socket } from 'node:net'
@@ -75,6 +76,8 @@ export function writeAnswersAtTurnEnd (server: HttpServer): void {
   const event = server instanceof TlsServer ? 'secureConnection' : 'connection'
   server.on(event, function holdWritesToTurnEnd (socket: Socket) {
     if ((socket as Partial<TLSSocket>).alpnProtocol === 'h2') return
+    // A socket that writes or closes otherwise than net.Socket (a later Node's TLS socket, say) is left as it is.
+    if (socket._write !== writeNow || socket._writev !== writevNow || socket._destroy !== destroyNow) return
     socket._write = holdWrite
     socket._writev = holdWritev
     socket._destroy = writeThenDestroy

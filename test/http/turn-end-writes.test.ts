@@ -10,7 +10,7 @@ import { once } from 'node:events'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { createServer, request as httpRequest, type IncomingMessage, type RequestListener, type Server } from 'node:http'
 import { createServer as createHttpsServer, request as httpsRequest } from 'node:https'
-import { connect, type AddressInfo, type Socket } from 'node:net'
+import { connect, Socket, type AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t, { type Test } from 'tap'
@@ -119,17 +119,21 @@ t.test('bytes written before destroy() are sent, as they are without holding', a
   t.ok(received.endsWith('\r\n\r\nsent'))
 })
 
-// Over TLS a write completes later anyway (it is encrypted first), so holding cannot be told apart from outside here.
+// Over TLS a write completes later anyway (it is encrypted first), so holding cannot be told apart from outside:
+// that the socket's hook was replaced says it is held.
 t.test('over TLS an answer held to the end of the turn arrives whole', async t => {
   const dir = mkdtempSync(join(tmpdir(), 'resourcery-turn-end-'))
   t.teardown(() => { rmSync(dir, { recursive: true, force: true }) })
   const { cert, key } = selfSigned(dir, 'server')
   const ca = readFileSync(cert)
+  let hookReplaced = false
   const server = createHttpsServer({ cert: ca, key: readFileSync(key) })
   const port = await listening(t, server, (_request, response) => {
     response.end('z'.repeat(100_000))
+    hookReplaced = response.socket!._write !== Socket.prototype._write
   })
   const response = await new Promise<IncomingMessage>(resolve => httpsRequest({ port, host: '127.0.0.1', ca, path: '/' }, resolve).end())
   t.equal(response.statusCode, 200)
   t.equal(await bodyOf(response), 'z'.repeat(100_000))
+  t.ok(hookReplaced, 'the TLS socket\'s writes are held')
 })
