@@ -32,8 +32,8 @@ import { beforeTurnEnds } from '../turn-end.js'
 type WriteCallback = (error?: Error | null) => void
 type Chunks = Array<{ chunk: unknown, encoding: BufferEncoding }>
 
-/** A write handed on by a socket and not yet made; `make` is gone once it was. */
-interface HeldWrite { readonly socket: Socket, make?: () => void }
+/** A write handed on by a socket and not yet made; `write` is gone once it was. */
+interface HeldWrite { readonly socket: Socket, write?: () => void }
 
 const { _write: writeNow, _writev: writevNow, _destroy: destroyNow } = Socket.prototype
 
@@ -43,18 +43,18 @@ function makeHeldWrites (): void {
   const writes = held
   // Writes a callback starts (a socket's next buffered chunks) are held for the next turn.
   held = []
-  for (const write of writes) make(write)
+  for (const entry of writes) makeOnce(entry)
 }
 
-function make (write: HeldWrite): void {
-  const { make } = write
-  write.make = undefined
-  make?.()
+function makeOnce (entry: HeldWrite): void {
+  const { write } = entry
+  entry.write = undefined
+  write?.()
 }
 
-function hold (socket: Socket, make: () => void): void {
+function hold (socket: Socket, write: () => void): void {
   if (held.length === 0) beforeTurnEnds(makeHeldWrites)
-  held.push({ socket, make })
+  held.push({ socket, write })
 }
 
 function holdWrite (this: Socket, chunk: unknown, encoding: BufferEncoding, callback: WriteCallback): void {
@@ -66,7 +66,7 @@ function holdWritev (this: Socket, chunks: Chunks, callback: WriteCallback): voi
 }
 
 function writeThenDestroy (this: Socket, error: Error | null, callback: WriteCallback): void {
-  for (const write of held) if (write.socket === this) make(write)
+  for (const entry of held) if (entry.socket === this) makeOnce(entry)
   destroyNow.call(this, error, callback)
 }
 
