@@ -8,15 +8,19 @@
  *
  * It builds <git-ref> (a commit, a branch, HEAD~1) in a temporary worktree
  * with this checkout's node_modules, seeds the bench's 100k file once, and
- * runs the workload (named as for bench:profile) on that build ("before")
- * and on this one ("after") in turns: after then before, before then after,
- * and so on, so that drift falls on both alike. Each run serves a fresh copy
- * of the seeded file (a write workload adds rows), pinned as the bench pins
- * it, with a warm-up. It prints every run, then the medians and their ratio,
- * with the lowest and highest ratio within a pair of runs.
+ * serves that build ("before") and this one ("after") side by side, each on
+ * a copy of the seeded file of its own (a write workload adds rows), pinned
+ * as the bench pins it and warmed up. It then loads them with the workload
+ * (named as for bench:profile) in turns of a few seconds: after then before,
+ * before then after, and so on. The host's speed drifts by a third over tens
+ * of seconds (a shared machine): runs of 8 s, each on a server started
+ * afresh, gave pairs of one build from 0.7 to 1.27, where short turns
+ * between two running servers put the drift on both alike. It prints every
+ * run, then the medians and their ratio, with the lowest and highest ratio
+ * within a pair of runs.
  */
 import { spawnSync } from 'node:child_process'
-import { copyFileSync, existsSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs'
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { comparison, type Comparison } from './comparison.js'
@@ -27,16 +31,17 @@ import { chosenWorkload, serveSqlite, target } from './sqlite-service.js'
 
 pinLoadGenerator()
 
-const USAGE = 'usage: npm run bench:ab -- <workload> <git-ref> [rounds (5)] [seconds (8)]'
+const USAGE = 'usage: npm run bench:ab -- <workload> <git-ref> [rounds (12)] [seconds per turn (3)]'
 const WARM_UP_SECONDS = 3
 const PORT = 3908
 const TASKS = 100_000
 const root = join(dist, '..')
-/** The server of the run under way, which an interruption stops. */
-let serving: Server | undefined
+/** The servers started, which an interruption stops. */
+const serving: Server[] = []
 
 /** One build's runs; `build` gives its dist/ folder, made on first use. */
 interface Side { readonly label: string, readonly build: () => string, readonly rps: number[], readonly cpuUs: number[] }
+interface Measured { readonly side: Side, readonly server: Server, readonly workload: Workload }
 
 /** Runs git in this checkout; its failure is an error that says what git said. */
 function git (...args: string[]): string {
@@ -62,43 +67,43 @@ const whole = (value: number): string => value.toLocaleString('en-US', { maximum
 const told = (name: string, { before, after, ratio, lowestPair, highestPair }: Comparison, unit: string): string =>
   `${name}: before ${whole(before)} ${unit}, after ${whole(after)} ${unit}: after / before ${ratio.toFixed(3)} (pairs ${lowestPair.toFixed(3)} to ${highestPair.toFixed(3)})`
 
+/** A build's service on a copy of the seeded file of its own, on a port of its own, and the workload it is loaded with. */
+async function serve (side: Side, seeded: string, dir: string, port: number, wanted: string): Promise<Measured> {
+  const data = join(dir, String(port))
+  mkdirSync(data)
+  const file = join(data, 'bench.db')
+  copyFileSync(seeded, file)
+  const service = await serveSqlite(file, port, data, { build: side.build() })
+  serving.push(service.server)
+  // The 304 workload's ETag is the seeded record's, the same in every copy.
+  const workload = chosenWorkload(await allWorkloads(target(service), benchAuth(), TASKS), wanted)
+  await slice(service.server, workload, WARM_UP_SECONDS)
+  return { side, server: service.server, workload }
+}
+
 async function main (dir: string): Promise<void> {
   const [wanted, ref, roundsArgument, secondsArgument] = process.argv.slice(2).filter(argument => !argument.startsWith('--'))
-  const rounds = Number(roundsArgument ?? 5)
-  const seconds = Number(secondsArgument ?? 8)
+  const rounds = Number(roundsArgument ?? 12)
+  const seconds = Number(secondsArgument ?? 3)
   if (wanted === undefined || ref === undefined || !Number.isInteger(rounds) || rounds < 1 || !(seconds > 0)) throw new Error(USAGE)
   const commit = spawnSync('git', ['rev-parse', '--verify', '--quiet', `${ref}^{commit}`], { cwd: root, encoding: 'utf8' }).stdout.trim()
   if (commit === '') throw new Error(`"${ref}" names no commit of this repository\n${USAGE}`)
   process.stderr.write('seeding 100k tasks…\n')
   const seeded = join(dir, 'seeded.db')
   await seed(seeded, 10_000, TASKS)
-  const auth = benchAuth()
   let refBuild: string | undefined
   const after: Side = { label: 'after (this build)', build: () => dist, rps: [], cpuUs: [] }
   const before: Side = { label: `before (${ref}, ${commit.slice(0, 9)})`, build: () => (refBuild ??= buildRef(ref, dir)), rps: [], cpuUs: [] }
-  let workload: Workload | undefined
+  // This build first: a workload name that matches nothing fails before the other build is made.
+  const afterRun = await serve(after, seeded, dir, PORT, wanted)
+  const beforeRun = await serve(before, seeded, dir, PORT + 1, wanted)
+  process.stderr.write(`${afterRun.workload.name}: ${rounds} rounds of ${seconds} s on each build, in turns, after ${WARM_UP_SECONDS} s of warm-up\n`)
   for (let round = 0; round < rounds; round++) {
-    // This build first: a workload name that matches nothing fails before the other build is made.
-    for (const side of round % 2 === 0 ? [after, before] : [before, after]) {
-      const build = side.build()
-      const file = join(dir, 'run.db')
-      for (const suffix of ['', '-wal', '-shm']) rmSync(file + suffix, { force: true })
-      copyFileSync(seeded, file)
-      const service = await serveSqlite(file, PORT, dir, { build })
-      serving = service.server
-      try {
-        workload ??= chosenWorkload(await allWorkloads(target(service), auth, TASKS), wanted)
-        if (round === 0 && side === after) process.stderr.write(`${workload.name}: ${rounds} rounds of ${seconds} s, each after ${WARM_UP_SECONDS} s of warm-up\n`)
-        // The 304 workload's ETag is the seeded record's, the same in every copy.
-        await slice(service.server, workload, WARM_UP_SECONDS)
-        const measured = summed([await slice(service.server, workload, seconds)])
-        side.rps.push(measured.rps)
-        side.cpuUs.push(measured.cpuUs)
-        process.stdout.write(`round ${round + 1}  ${side.label.padEnd(32)} ${whole(measured.rps).padStart(7)} req/s  ${measured.cpuUs.toFixed(0).padStart(4)} µs/req  p99 ${measured.p99} ms${measured.errors > 0 ? `  ${measured.errors} errors` : ''}\n`)
-      } finally {
-        await stop(service.server)
-        serving = undefined
-      }
+    for (const { side, server, workload } of round % 2 === 0 ? [afterRun, beforeRun] : [beforeRun, afterRun]) {
+      const measured = summed([await slice(server, workload, seconds)])
+      side.rps.push(measured.rps)
+      side.cpuUs.push(measured.cpuUs)
+      process.stdout.write(`round ${String(round + 1).padStart(2)}  ${side.label.padEnd(32)} ${whole(measured.rps).padStart(7)} req/s  ${measured.cpuUs.toFixed(0).padStart(4)} µs/req  p99 ${measured.p99} ms${measured.errors > 0 ? `  ${measured.errors} errors` : ''}\n`)
     }
   }
   process.stdout.write([
@@ -119,7 +124,7 @@ function cleanUp (): void {
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, () => {
     process.stderr.write(`${signal}: stopped, removing ${dir}\n`)
-    serving?.child.kill('SIGKILL')
+    for (const server of serving) server.child.kill('SIGKILL')
     cleanUp()
     process.exit(130)
   })
@@ -131,5 +136,6 @@ try {
   process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`)
   process.exitCode = 2
 } finally {
+  for (const server of serving.splice(0)) await stop(server)
   cleanUp()
 }
