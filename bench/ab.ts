@@ -16,8 +16,8 @@
  * of seconds (a shared machine): runs of 8 s, each on a server started
  * afresh, gave pairs of one build from 0.7 to 1.27, where short turns
  * between two running servers put the drift on both alike. It prints every
- * run, then the medians and their ratio, with the lowest and highest ratio
- * within a pair of runs.
+ * run, then each side's median, and the median, lowest and highest of the
+ * ratios within a pair of runs (comparison.ts).
  */
 import { spawnSync } from 'node:child_process'
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs'
@@ -65,7 +65,7 @@ function buildRef (ref: string, dir: string): string {
 /** A figure rounded to a whole number, with thousands separated. */
 const whole = (value: number): string => value.toLocaleString('en-US', { maximumFractionDigits: 0 })
 const told = (name: string, { before, after, ratio, lowestPair, highestPair }: Comparison, unit: string): string =>
-  `${name}: before ${whole(before)} ${unit}, after ${whole(after)} ${unit}: after / before ${ratio.toFixed(3)} (pairs ${lowestPair.toFixed(3)} to ${highestPair.toFixed(3)})`
+  `${name}: before ${whole(before)} ${unit}, after ${whole(after)} ${unit} (medians); after / before ${ratio.toFixed(3)}, the median of the pairs (${lowestPair.toFixed(3)} to ${highestPair.toFixed(3)})`
 
 /** A build's service on a copy of the seeded file of its own, on a port of its own, and the workload it is loaded with. */
 async function serve (side: Side, seeded: string, dir: string, port: number, wanted: string): Promise<Measured> {
