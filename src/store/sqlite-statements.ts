@@ -49,13 +49,20 @@ function arrayFetching (statement: BetterSqlite3.Statement): KyselyStatement {
   }
 }
 
-export function reusingStatements (database: BetterSqlite3.Database): StatementSource {
+/**
+ * `beforeChange` runs before each statement that may change data or end a
+ * transaction (a write, BEGIN, COMMIT, a savepoint's release): Kysely runs
+ * a statement at once after preparing it.
+ */
+export function reusingStatements (database: BetterSqlite3.Database, beforeChange?: () => void): StatementSource {
   const statements = new BoundedMap<string, KyselyStatement>(STATEMENT_CACHE_SIZE)
   let writes = 0
   return {
     prepare (sql) {
       const statement = statements.remember(sql, () => arrayFetching(database.prepare(sql)))
       if (!statement.readonly) writes++
+      // Transaction control is read-only to SQLite, and returns no rows.
+      if (!statement.readonly || !statement.reader) beforeChange?.()
       return statement
     },
     close () { database.close() },

@@ -9,6 +9,7 @@ import type { ConstraintViolation, Database, Dialect } from './dialect.js'
 import { groupCommitWriter } from './group-commit.js'
 import { PreparedOnceSqliteDialect } from './sqlite-compiler.js'
 import { reusingStatements } from './sqlite-statements.js'
+import { turnSnapshot } from './turn-snapshot.js'
 import { ROW_COUNTS_TABLE } from './row-counts.js'
 import { tallyTriggers } from './tally-triggers.js'
 import { VALUE_COUNTS_TABLE } from './value-counts.js'
@@ -88,13 +89,13 @@ async function schemaObjects (executor: Kysely<Database>, type: 'index' | 'trigg
 export function openSqlite (options: SqliteOptions): Dialect {
   if (options.file !== ':memory:') makeFolder(dirname(options.file))
   const reading = connect(options)
-  const statements = reusingStatements(reading)
+  const turn = turnSnapshot(reading)
+  const statements = reusingStatements(reading, turn.end)
   const db = new Kysely<Database>({ dialect: new PreparedOnceSqliteDialect({ database: statements }) })
-  const writing = options.file === ':memory:' ? db : new Kysely<Database>({ dialect: new PreparedOnceSqliteDialect({ database: reusingStatements(connect(options)) }) })
+  // Whatever the writer runs may commit: the reads after it must see it, in a snapshot of their own.
+  const writing = options.file === ':memory:' ? db : new Kysely<Database>({ dialect: new PreparedOnceSqliteDialect({ database: reusingStatements(connect(options), turn.end) }) })
   // data_version changes when another connection commits (the writer, another process); writes on this one are counted.
   const dataVersion = reading.prepare('pragma data_version').pluck()
-  // A deferred transaction: its snapshot is taken by the first read in it.
-  const snapshot = reading.transaction((read: () => unknown) => read())
   // Any commit in WAL mode makes the reader drop its whole page cache at its next read, so its pages are
   // dead weight from then on: freed at once, the writer's pages reuse their memory instead of adding to it.
   const releaseReaderPages = reading.prepare('pragma shrink_memory')
@@ -144,14 +145,15 @@ export function openSqlite (options: SqliteOptions): Dialect {
     },
     // The first write of the migration transaction takes SQLite's database lock; nothing more is needed.
     async lockMigrations () {},
-    changeStamp: () => `${String(dataVersion.get())}.${statements.writes}`,
+    changeStamp: () => turn.read(() => `${String(dataVersion.get())}.${statements.writes}`),
     localChangeStamp: true,
     // An in-memory database has one connection, which a group of writes holds open across awaits: reads wait their turn there.
     ...(options.file === ':memory:'
       ? {}
       : {
-          readAtOnce: <R>(query: CompiledQuery<R>) => statements.prepare(query.sql).all(query.parameters) as R[],
-          inOneSnapshot: <T>(read: () => T) => snapshot(read) as T
+          readAtOnce: <R>(query: CompiledQuery<R>) => turn.read(() => statements.prepare(query.sql).all(query.parameters) as R[]),
+          // Every read of the turn is in one snapshot already.
+          inOneSnapshot: <T>(read: () => T) => turn.read(read)
         }),
     // One writer at a time: nobody waits on a single tally row that is not already waiting for the lock.
     tallyShards: 1,

@@ -24,7 +24,12 @@ export async function otherConnection (t: Test): Promise<OtherConnection> {
     db.pragma('busy_timeout = 5000')
     t.teardown(() => db.close())
     return {
-      async run (statement) { db.exec(statement) },
+      async run (statement) {
+        db.exec(statement)
+        // The service reads a turn of the event loop in one snapshot (turn-snapshot.ts): another process's
+        // commit reaches the requests of its next turn, where a script's write and a request after it fall.
+        await new Promise(resolve => setImmediate(resolve))
+      },
       async count (table, condition) { return Number(db.prepare(counting(table, condition)).pluck().get()) }
     }
   }
