@@ -17,6 +17,7 @@
  * only slower.
  */
 import type { FastifyReply } from 'fastify'
+import { objectLiteral } from '../object-literal.js'
 
 type HeaderObject = Record<string, string | number | string[]>
 
@@ -31,10 +32,8 @@ function headersSymbol (reply: FastifyReply): symbol | undefined {
  * on the reply before stays. `values` must hold a value for every name.
  */
 export function headerPreset (names: readonly string[]): (reply: FastifyReply, values: readonly string[]) => void {
-  // An object literal of these names, each taking the value at its position: the only way to give an object
-  // in-object room for a set of names known only at start-up. The names are JSON-quoted; no value enters the code.
-  // eslint-disable-next-line no-new-func
-  const literal = new Function('values', `return { ${names.map((name, i) => `${JSON.stringify(name)}: values[${i}]`).join(', ')} }`) as (values: readonly string[]) => HeaderObject
+  // The only way to give an object in-object room for a set of names known only at start-up.
+  const literal = objectLiteral<string | number | string[]>(names)
   let symbol: symbol | null | undefined
   return function preset (reply, values) {
     if (symbol === undefined) symbol = headersSymbol(reply) ?? null

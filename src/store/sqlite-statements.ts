@@ -4,6 +4,7 @@
  */
 import type BetterSqlite3 from 'better-sqlite3'
 import { BoundedMap } from '../bounded-map.js'
+import { objectLiteral } from '../object-literal.js'
 
 /** Statements prepared once per distinct SQL text; the queries come from the definitions, so there are few. */
 const STATEMENT_CACHE_SIZE = 500
@@ -31,13 +32,10 @@ export interface StatementSource {
  */
 function arrayFetching (statement: BetterSqlite3.Statement): KyselyStatement {
   if (!statement.reader) return statement as unknown as KyselyStatement
-  const names = statement.columns().map(column => column.name)
   const raw = statement.raw(true)
-  const toObject = (row: readonly unknown[]): Record<string, unknown> => {
-    const object: Record<string, unknown> = {}
-    for (let c = 0; c < names.length; c++) object[names[c]!] = row[c]
-    return object
-  }
+  // A literal of this statement's columns: built key by key in a loop every statement shared, its stores
+  // were megamorphic, 1.5 % of a GET one's CPU in perf.
+  const toObject = objectLiteral<unknown>(statement.columns().map(column => column.name))
   return {
     reader: true,
     readonly: statement.readonly,
