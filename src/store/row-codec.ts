@@ -39,6 +39,17 @@ export function rowCodec (dialect: Dialect, specs: ReadonlyMap<string, TableSpec
     return found
   }
 
+  /** Each resource's fields and their kinds, found once: a record read decodes every field, two lookups each. */
+  const decoding = new WeakMap<Resource, ReadonlyArray<readonly [string, ColumnKind]>>()
+  function fieldKinds (resource: Resource): ReadonlyArray<readonly [string, ColumnKind]> {
+    let found = decoding.get(resource)
+    if (found === undefined) {
+      found = [...resource.fields.keys()].map(field => [field, kind(resource, field)] as const)
+      decoding.set(resource, found)
+    }
+    return found
+  }
+
   return {
     kind,
     nullable: (resource, column) => nullable.get(resource.collection)?.has(column) === true,
@@ -47,8 +58,8 @@ export function rowCodec (dialect: Dialect, specs: ReadonlyMap<string, TableSpec
 
     decode (resource, row) {
       const values: Record<string, unknown> = {}
-      for (const field of resource.fields.keys()) {
-        const value = dialect.decode(kind(resource, field), row[field])
+      for (const [field, fieldKind] of fieldKinds(resource)) {
+        const value = dialect.decode(fieldKind, row[field])
         if (value !== undefined) values[field] = value
       }
       if (resource.owner !== undefined && row[resource.owner] !== null && row[resource.owner] !== undefined) {
