@@ -115,8 +115,17 @@ export const ifMatchWithoutRepresentation = (headers: IncomingHttpHeaders): bool
 export const noRepresentationToMatch = (path: string, notDone: string): Error =>
   new PreconditionFailed(`${path} has no representation for If-Match to name, so If-Match cannot hold (RFC 9110 §13.1.1); ${notDone}`)
 
+/**
+ * Whether `header` is the one strong tag whose opaque part is `opaque`, as a
+ * client sends back the ETag it was given: a revalidation is then answered
+ * without parsing the header (a regular expression, and an object a tag).
+ */
+const isOnlyTag = (header: string, opaque: string): boolean =>
+  header.length === opaque.length + 2 && header.startsWith('"') && header.startsWith(opaque, 1) && header.endsWith('"')
+
 /** If-None-Match uses weak comparison: the opaque parts are compared, weakness ignored. */
 export function noneMatch (header: string | undefined, current: EntityTag): boolean | undefined {
+  if (header !== undefined && isOnlyTag(header, current.opaque)) return true
   const tags = parseEntityTags(header)
   if (tags === undefined) return undefined
   return tags === '*' || tags.some(tag => tag.opaque === current.opaque)
