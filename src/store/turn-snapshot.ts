@@ -5,14 +5,17 @@
  * fcntl system calls, which perf put at 4 % of a GET one's CPU under the
  * bench. The requests of one turn (every connection the poll phase found
  * ready) now share one lock, taken by the first read and dropped at the end
- * of the turn (setImmediate).
+ * of the turn (beforeTurnEnds: the check phase; when the turn is already
+ * ending, once the callback under way and its promises are done).
  *
  * Sound for the reason the change stamp's once-per-turn read is
  * (stamped-cache.ts): a write is acknowledged only after it commits, and the
  * snapshot is ended before any statement runs on the writing connection (or
  * a write on this one), so a read that follows an acknowledged write of this
  * process always begins a snapshot of its own. A commit by another process
- * is seen from the next turn on, as if its request had come a moment later.
+ * is seen from the next turn on, as if its request had come a moment later
+ * (two turns, where the first read came from a check-phase callback other
+ * than turn-end.ts's: its snapshot lasts until the next check phase).
  */
 import type BetterSqlite3 from 'better-sqlite3'
 import { beforeTurnEnds } from '../turn-end.js'
