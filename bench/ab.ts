@@ -41,7 +41,7 @@ const serving: Server[] = []
 
 /** One build's runs; `build` gives its dist/ folder, made on first use. */
 interface Side { readonly label: string, readonly build: () => string, readonly rps: number[], readonly cpuUs: number[] }
-interface Measured { readonly side: Side, readonly server: Server, readonly workload: Workload }
+interface Served { readonly side: Side, readonly server: Server, readonly workload: Workload }
 
 /** Runs git in this checkout; its failure is an error that says what git said. */
 function git (...args: string[]): string {
@@ -68,7 +68,7 @@ const told = (name: string, { before, after, ratio, lowestPair, highestPair }: C
   `${name}: before ${whole(before)} ${unit}, after ${whole(after)} ${unit} (medians); after / before ${ratio.toFixed(3)}, the median of the pairs (${lowestPair.toFixed(3)} to ${highestPair.toFixed(3)})`
 
 /** A build's service on a copy of the seeded file of its own, on a port of its own, and the workload it is loaded with. */
-async function serve (side: Side, seeded: string, dir: string, port: number, wanted: string): Promise<Measured> {
+async function serve (side: Side, seeded: string, dir: string, port: number, wanted: string): Promise<Served> {
   const data = join(dir, String(port))
   mkdirSync(data)
   const file = join(data, 'bench.db')

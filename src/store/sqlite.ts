@@ -145,15 +145,24 @@ export function openSqlite (options: SqliteOptions): Dialect {
     },
     // The first write of the migration transaction takes SQLite's database lock; nothing more is needed.
     async lockMigrations () {},
-    changeStamp: () => turn.read(() => `${String(dataVersion.get())}.${statements.writes}`),
+    changeStamp: () => {
+      turn.join()
+      return `${String(dataVersion.get())}.${statements.writes}`
+    },
     localChangeStamp: true,
     // An in-memory database has one connection, which a group of writes holds open across awaits: reads wait their turn there.
     ...(options.file === ':memory:'
       ? {}
       : {
-          readAtOnce: <R>(query: CompiledQuery<R>) => turn.read(() => statements.prepare(query.sql).all(query.parameters) as R[]),
+          readAtOnce: <R>(query: CompiledQuery<R>) => {
+            turn.join()
+            return statements.prepare(query.sql).all(query.parameters) as R[]
+          },
           // Every read of the turn is in one snapshot already.
-          inOneSnapshot: <T>(read: () => T) => turn.read(read)
+          inOneSnapshot: <T>(read: () => T) => {
+            turn.join()
+            return read()
+          }
         }),
     // One writer at a time: nobody waits on a single tally row that is not already waiting for the lock.
     tallyShards: 1,

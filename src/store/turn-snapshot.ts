@@ -21,8 +21,8 @@ import type BetterSqlite3 from 'better-sqlite3'
 import { beforeTurnEnds } from '../turn-end.js'
 
 export interface TurnSnapshot {
-  /** Runs `read` in this turn's snapshot, which it begins if none is open. */
-  read<T> (read: () => T): T
+  /** Puts the reads that follow, until the turn ends, in this turn's snapshot, beginning it if none is open. */
+  join (): void
   /** Ends this turn's snapshot, if one is open: before anything that may commit. */
   end (): void
 }
@@ -40,14 +40,12 @@ export function turnSnapshot (database: BetterSqlite3.Database): TurnSnapshot {
   }
 
   return {
-    read (read) {
+    join () {
       // Never inside a transaction the connection holds for another reason: its reads are one snapshot already.
-      if (!open && !database.inTransaction) {
-        begin.run()
-        open = true
-        beforeTurnEnds(end)
-      }
-      return read()
+      if (open || database.inTransaction) return
+      begin.run()
+      open = true
+      beforeTurnEnds(end)
     },
     end
   }

@@ -9,6 +9,7 @@
  * this file.
  */
 import { randomBytes } from 'node:crypto'
+import { setImmediate as nextTurn } from 'node:timers/promises'
 import BetterSqlite3 from 'better-sqlite3'
 import t from 'tap'
 import { cursorCodec } from '../../src/resources/cursor.js'
@@ -16,8 +17,6 @@ import { parseListQuery } from '../../src/resources/query.js'
 import { turnSnapshot } from '../../src/store/turn-snapshot.js'
 import { testDatabaseFile } from '../helper.js'
 import { recordingStore } from '../support/recording-store.js'
-
-const nextTurn = async (): Promise<void> => { await new Promise(resolve => setImmediate(resolve)) }
 
 t.test('the reads of one turn see one state of the data, and the next turn a new one', async t => {
   const file = testDatabaseFile(t)
@@ -28,7 +27,10 @@ t.test('the reads of one turn see one state of the data, and the next turn a new
   writing.exec('create table items (id integer primary key)')
   const turn = turnSnapshot(reading)
   const count = reading.prepare('select count(*) from items').pluck()
-  const items = (): unknown => turn.read(() => count.get())
+  const items = (): unknown => {
+    turn.join()
+    return count.get()
+  }
 
   t.equal(items(), 0)
   t.ok(reading.inTransaction, 'the first read of the turn begins a read transaction')

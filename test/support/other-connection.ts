@@ -3,6 +3,7 @@
  * would have: writes that bypass the service, and counts taken the slow way to
  * hold the service's counts to the truth.
  */
+import { setImmediate as nextTurn } from 'node:timers/promises'
 import BetterSqlite3 from 'better-sqlite3'
 import type { FastifyInstance } from 'fastify'
 import pg from 'pg'
@@ -28,7 +29,7 @@ export async function otherConnection (t: Test): Promise<OtherConnection> {
         db.exec(statement)
         // The service reads a turn of the event loop in one snapshot (turn-snapshot.ts): another process's
         // commit reaches the requests of its next turn, where a script's write and a request after it fall.
-        await new Promise(resolve => setImmediate(resolve))
+        await nextTurn()
       },
       async count (table, condition) { return Number(db.prepare(counting(table, condition)).pluck().get()) }
     }
