@@ -50,3 +50,21 @@ t.test('a process whose log reader went away (a broken stdout pipe) still exits,
   clearTimeout(bound)
   t.same(exit, { code: 0, signal: null }, 'the server exits 0 on SIGTERM')
 })
+
+/** Runs `args` and resolves with the lines it wrote to stdout and how it ended. */
+async function stdoutOf (args: string[]): Promise<{ lines: string[], code: number | null }> {
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] })
+  let text = ''
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => { text += chunk })
+  const code = await new Promise<number | null>(resolve => child.on('close', resolve))
+  return { lines: text.split('\n').filter(line => line !== ''), code }
+}
+
+t.test('lines logged in the turn in which the process exits are written, whether or not it ends its log first', async t => {
+  // Both lines are logged in the same turn and still held when the process exits (they go once a turn).
+  for (const mode of ['after-end', 'at-once']) {
+    const { lines, code } = await stdoutOf([...nodeArgsFor(import.meta.url, '../support/exit-after-log'), mode])
+    t.equal(code, 0, `${mode}: exits 0`)
+    t.same(lines.map(line => (JSON.parse(line) as { msg: string }).msg), ['first line', 'second line, held while the first is written'], `${mode}: both lines, whole and in order`)
+  }
+})

@@ -1,5 +1,5 @@
 // Run as a child process by test/server/process-log.test.ts: logs the way the service does (pino to
-// stdout through loggerOptions' destination), two lines back to back so that one is still held when
+// stdout through loggerOptions' destination), two lines back to back, both still held when
 // the process exits, then exits: after endLog, or (argv "at-once") straight away.
 import pino from 'pino'
 import { endLog, loggerOptions } from '../../src/http/request-log.js'
