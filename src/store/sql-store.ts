@@ -100,8 +100,20 @@ export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs 
     return rows[0]
   }
 
+  /**
+   * The shape of a read by id alone, the hottest query, made once per
+   * collection: compileMatching joins a shape's key for every query, and the
+   * Map holding the templates then hashes that new string; a store.get cost
+   * 2.35 µs with them and about 2.05 µs without (50 reads a turn, in turns).
+   */
+  const byIdShapes = new Map(model.resources.map(resource => [resource.collection, `get ${resource.collection} by id`]))
+
   function selectById (executor: Kysely<Database>, resource: Resource, id: number, options?: WriteOptions): CompiledQuery {
-    return compileMatching(resource, `get ${resource.collection}`, byId(id, options), [], (_, where) => executor.selectFrom(resource.collection).select(codec.columns(resource)).where(where))
+    const select = (where: Where): Compilable => executor.selectFrom(resource.collection).select(codec.columns(resource)).where(where)
+    if (options?.where === undefined || options.where.length === 0) {
+      return templated(byIdShapes.get(resource.collection)!, [codec.encode(resource, 'id', id)], slots => select(eb => eb(eb.ref('id'), '=', slots[0])))
+    }
+    return compileMatching(resource, `get ${resource.collection}`, byId(id, options), [], (_, where) => select(where))
   }
 
   const isPlainObject = (value: unknown): value is object => typeof value === 'object' && value !== null && Object.getPrototypeOf(value) === Object.prototype
