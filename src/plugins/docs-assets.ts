@@ -5,7 +5,8 @@
  * every request's file through @fastify/compress, which brotli-coded the
  * 1.5 MB bundle anew each time: about 100 ms of CPU a request on a public
  * route, where ten connections asking for it took the process to 260 MB and
- * held the thread pool that log writes and the token endpoint's scrypt share.
+ * held the thread pool that the token endpoint's scrypt shares (and the log's
+ * writes did then).
  * Binary files (the icons) and swagger-ui's own routes are left to it.
  */
 import { readdirSync, readFileSync } from 'node:fs'

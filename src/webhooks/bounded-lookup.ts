@@ -1,8 +1,8 @@
 /**
  * DNS lookups with a deadline, a stop, and a bound on how many run at once.
  * getaddrinfo runs in libuv's thread pool (4 threads unless UV_THREADPOOL_SIZE
- * says otherwise), which the log's file writes, scrypt (client secrets) and
- * zlib share. A resolver that does not answer holds its thread for its own
+ * says otherwise), which scrypt (client secrets), zlib and asynchronous file
+ * reads share. A resolver that does not answer holds its thread for its own
  * time-outs and retries, tens of seconds, and a lookup cannot be cancelled: a
  * caller can stop waiting for it, but its thread stays taken until it returns.
  * So lookups, given-up ones included until they return, take at most
