@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { budgetVerdicts, formatVerdict, premiseLine } from './budget.js'
 import { seed } from './seed.js'
-import { dist, HELLO, measure, measurePair, pinLoadGenerator, quick, start, type Workload } from './measure.js'
+import { dist, HELLO, measure, measurePair, pinLoadGenerator, quick, start, type Pair, type Workload } from './measure.js'
 import { benchAuth, listWorkloads, pageWorkloads, RECORD_PATH, recordEtag, recordWorkloads, resultsTable, SECRET, writeResults, writeWorkloads } from './service.js'
 import { serveSqlite, type SqliteService } from './sqlite-service.js'
 
@@ -21,6 +21,18 @@ pinLoadGenerator()
 
 const NAIVE_ONE = 'naive stack: GET one task (JWT)'
 const NAIVE_LIST = 'naive stack: list of 20 + count'
+
+/**
+ * The contract floor's server CPU per request over the hello's, in its two
+ * parts: the headers and the record (the unlogged floor over the baseline
+ * load taken in its own turns) and the log line (the floor over the unlogged
+ * one, measured in the same turns).
+ */
+function floorSplit ({ first: unlogged, second: logged }: Pair): string {
+  const helloUs = unlogged.cpuRatio * unlogged.cpuUs
+  const us = (value: number): string => `${value.toFixed(1)} µs`
+  return `contract floor, CPU per request over the hello's ${us(helloUs)}: headers and record ${us(unlogged.cpuUs - helloUs)}, log line ${us(logged.cpuUs - unlogged.cpuUs)}`
+}
 
 async function main (): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'resourcery-bench-'))
@@ -33,9 +45,14 @@ async function main (): Promise<void> {
   record('bare better-sqlite3 insert (FULL)', await measure(fsync, { name: 'bare insert', method: 'POST', path: '/items', headers: { 'content-type': 'application/json' }, body: '{"name":"x"}', expect: 201 }, hello))
   fsync.child.kill()
   // What the contract's headers and a log line per request cost with no engine behind them: the most GET one could reach.
+  // Beside it, in the same turns, the floor without its log line: the two parts of that cost, apart.
   const floor = await start([join(dist, 'bench/baseline.js'), 'floor', '3903'], {}, 3903)
-  record('contract floor (headers, log line)', await measure(floor, { name: 'floor', path: RECORD_PATH }, hello))
+  const unlogged = await start([join(dist, 'bench/baseline.js'), 'floor-unlogged', '3906'], {}, 3906)
+  const floors = await measurePair([unlogged, { name: 'floor, no log line', path: RECORD_PATH }], [floor, { name: 'floor', path: RECORD_PATH }], hello)
+  record('contract floor, no log line', floors.first)
+  record('contract floor (headers, log line)', floors.second)
   floor.child.kill()
+  unlogged.child.kill()
 
   const auth = benchAuth()
   const files = { '100k': join(dir, '100k.db'), '1M': join(dir, '1M.db') }
@@ -87,6 +104,7 @@ async function main (): Promise<void> {
     const theirs = results[naive]
     if (ours !== undefined && theirs !== undefined) table.push(`service / naive stack: ${service.padEnd(38)} ${(ours.ratio / theirs.ratio).toFixed(3)}`)
   }
+  table.push(floorSplit(floors))
   const budget = budgetVerdicts(results, growth)
   table.push(...budget.map(formatVerdict))
   const premise = premiseLine(results[NAIVE_ONE])
