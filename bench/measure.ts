@@ -197,7 +197,13 @@ export async function measure (server: Server, workload: Workload, baseline: Ser
 }
 
 /** Two subjects measured in the same turns, and how the second's throughput compares with the first's. */
-export interface Pair { readonly first: Figures, readonly second: Figures, readonly secondOverFirst: number }
+export interface Pair {
+  readonly first: Figures
+  readonly second: Figures
+  readonly secondOverFirst: number
+  /** Every run's figures of the two, taken in the same turns: for a comparison of the two other than req/s, run by run. */
+  readonly runs: ReadonlyArray<readonly [Figures, Figures]>
+}
 
 /**
  * Two subjects measured in the same runs, stretch after stretch: each gets
@@ -213,6 +219,7 @@ export async function measurePair (first: Subject, second: Subject, baseline: Se
   return {
     first: medianRun(runs.map(([figures]) => figures!)),
     second: medianRun(runs.map(([, figures]) => figures!)),
-    secondOverFirst: median(runs.map(([a, b]) => b!.rps / a!.rps))
+    secondOverFirst: median(runs.map(([a, b]) => b!.rps / a!.rps)),
+    runs: runs.map(([a, b]) => [a!, b!] as const)
   }
 }

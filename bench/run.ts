@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { budgetVerdicts, formatVerdict, premiseLine } from './budget.js'
 import { seed } from './seed.js'
-import { dist, HELLO, measure, measurePair, pinLoadGenerator, quick, start, type Pair, type Workload } from './measure.js'
+import { dist, HELLO, measure, measurePair, median, pinLoadGenerator, quick, start, type Pair, type Workload } from './measure.js'
 import { benchAuth, listWorkloads, pageWorkloads, RECORD_PATH, recordEtag, recordWorkloads, resultsTable, SECRET, writeResults, writeWorkloads } from './service.js'
 import { serveSqlite, type SqliteService } from './sqlite-service.js'
 
@@ -25,13 +25,16 @@ const NAIVE_LIST = 'naive stack: list of 20 + count'
 /**
  * The contract floor's server CPU per request over the hello's, in its two
  * parts: the headers and the record (the unlogged floor over the baseline
- * load taken in its own turns) and the log line (the floor over the unlogged
- * one, measured in the same turns).
+ * load taken in its turns) and the log line (the floor over the unlogged
+ * one). Each is the median of the runs' own differences, the two floors and
+ * the baseline of one run having been loaded seconds apart.
  */
-function floorSplit ({ first: unlogged, second: logged }: Pair): string {
-  const helloUs = unlogged.cpuRatio * unlogged.cpuUs
+function floorSplit ({ runs }: Pair): string {
+  const helloUs = median(runs.map(([unlogged]) => unlogged.cpuRatio * unlogged.cpuUs))
+  const headersUs = median(runs.map(([unlogged]) => unlogged.cpuUs * (1 - unlogged.cpuRatio)))
+  const lineUs = median(runs.map(([unlogged, logged]) => logged.cpuUs - unlogged.cpuUs))
   const us = (value: number): string => `${value.toFixed(1)} µs`
-  return `contract floor, CPU per request over the hello's ${us(helloUs)}: headers and record ${us(unlogged.cpuUs - helloUs)}, log line ${us(logged.cpuUs - unlogged.cpuUs)}`
+  return `contract floor, CPU per request over the hello's ${us(helloUs)}: headers and record ${us(headersUs)}, log line ${us(lineUs)}`
 }
 
 async function main (): Promise<void> {
