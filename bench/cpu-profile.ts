@@ -7,7 +7,7 @@
  * left out, so that start-up and warm-up do not count.
  */
 
-interface CallFrame { functionName: string, url: string, lineNumber: number }
+export interface CallFrame { functionName: string, url: string, lineNumber: number }
 interface ProfileNode { id: number, callFrame: CallFrame, children?: number[] }
 /** Times are µs of the monotonic clock (CLOCK_MONOTONIC on Linux, as `process.hrtime`). */
 export interface CpuProfile { nodes: ProfileNode[], startTime: number, samples: number[], timeDeltas: number[] }

@@ -119,7 +119,7 @@ function load (server: Server, workload: Workload, duration: number): ReturnType
 }
 
 /** One stretch of load: its raw totals, so that the stretches of a run add up. */
-interface Slice { requests: number, seconds: number, cpu: number, kernelCpu: number, p50: number, p99: number, rssMb: number, errors: number }
+export interface Slice { requests: number, seconds: number, cpu: number, kernelCpu: number, p50: number, p99: number, rssMb: number, errors: number }
 
 export async function slice (server: Server, workload: Workload, duration: number): Promise<Slice> {
   const pid = server.child.pid!

@@ -20,13 +20,15 @@ export interface ServeOptions {
   readonly nodeFlags?: readonly string[]
   /** The dist/ folder to run, when not this one (startService). */
   readonly build?: string
+  /** Environment variables besides the service's own settings (a preloaded profiler's). */
+  readonly env?: Record<string, string>
 }
 
-export async function serveSqlite (file: string, port: number, dataDir: string, { nodeFlags = [], build }: ServeOptions = {}): Promise<SqliteService> {
+export async function serveSqlite (file: string, port: number, dataDir: string, { nodeFlags = [], build, env = {} }: ServeOptions = {}): Promise<SqliteService> {
   const db = new BetterSqlite3(file)
   const key = newApiKey()
   db.prepare('insert into resourcery_api_keys (name, prefix, hash, scopes, createdAt) values (?, ?, ?, ?, ?)').run('bench', key.prefix, hashApiKey(key.key), '["admin"]', new Date().toISOString())
-  const server = await startService(port, { DATABASE_URL: `sqlite:${file}`, DATA_DIR: dataDir }, nodeFlags, build)
+  const server = await startService(port, { ...env, DATABASE_URL: `sqlite:${file}`, DATA_DIR: dataDir }, nodeFlags, build)
   const secretRow = db.prepare("select value from resourcery_secrets where name = 'cursor-signing'").get() as { value: string }
   db.close()
   return { server, apiKey: key.key, cursors: cursorCodec(Buffer.from(secretRow.value, 'base64')) }
