@@ -1,13 +1,14 @@
 /**
  * Preloaded into the server (`node --import`) by `npm run bench:profile --
- * <workload> --alloc` (allocation-control.ts): V8's sampling heap profiler, counting also the
- * objects the garbage collector has freed since. `--heap-prof` keeps only
- * what is still alive when the process exits, and a request's garbage, which
- * is what makes the collector run, is gone by then. The first SIGUSR2
- * starts it, and once it samples, an empty file `<file>.started` says so;
- * the next writes what it sampled, with the collections made meanwhile, to
- * the file RESOURCERY_ALLOCATION_PROFILE names (written beside it and
- * renamed, so that a reader never finds half of it).
+ * <workload> --alloc`, through allocation-control.ts: V8's sampling heap
+ * profiler, counting also the objects the garbage collector has freed since.
+ * `--heap-prof` keeps only what is still alive when the process exits, and
+ * a request's garbage, which is what makes the collector run, is gone by
+ * then. The first SIGUSR2 starts it, and once it samples, an empty file
+ * `<file>.started` says so; the next writes what it sampled, with the
+ * collections made meanwhile, to the file RESOURCERY_ALLOCATION_PROFILE
+ * names (written beside it and renamed, so that a reader never finds half
+ * of it).
  */
 import { renameSync, writeFileSync } from 'node:fs'
 import { Session } from 'node:inspector/promises'
