@@ -11,14 +11,12 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Readable } from 'node:stream'
 import type { FastifyInstance } from 'fastify'
-import pino, { type LoggerOptions } from 'pino'
 import t from 'tap'
 import { resources } from '../../schemas/index.js'
 import { buildModel } from '../../src/resources/model.js'
-import { loggerOptions, type LogDestination } from '../../src/http/request-log.js'
 import { openStore } from '../../src/store/open.js'
 import type { Store } from '../../src/store/store.js'
-import { assertProblem, buildTestApp, listen, logCollector, testStoreOptions, type Json } from '../helper.js'
+import { assertProblem, buildTestApp, listen, logCollector, testStoreOptions } from '../helper.js'
 import { exchange } from '../support/raw-http.js'
 import { selfSigned } from '../support/self-signed.js'
 
@@ -94,33 +92,6 @@ t.test('one log line per request, when it completes: method, URL, status, time, 
   await app.inject({ method: 'GET', url: `/v1/projects?${'p'.repeat(2046)}${encodeURIComponent('😀')}=1`, headers: { 'x-request-id': 'long-emoji' } })
   const [emoji] = logs.lines.filter(line => line.requestId === 'long-emoji')
   t.match(emoji, { detail: /^\/p{2046}… \(\d+ characters\)$/ }, 'the emoji that would be split is left out whole')
-})
-
-t.test('a request\'s line is written as pino itself would write it, to the byte', async t => {
-  const raw: string[] = []
-  const app = await buildTestApp(t, { logStream: { write: (line: string) => { raw.push(line) } }, env: { LOG_LEVEL: 'info' } })
-  // Pino's own line, from the service's logger options, for the same request id, members and message.
-  const { stream, ...options } = loggerOptions('info', { write: (line: string) => { expected.push(line) } }) as LoggerOptions & { stream: LogDestination }
-  const expected: string[] = []
-  const reference = pino(options, stream)
-  const sameTime = (line: string): string => line.replace(/"time":\d+/, '"time":0')
-  const cases = [
-    { url: '/health', id: 'plain' },
-    { url: '/v1/projects/999999', id: 'refused' },
-    // A backslash, which JSON must escape.
-    { url: '/v1/projects?name=a\\b', id: 'escaped' }
-  ]
-  for (const { url, id } of cases) {
-    raw.length = 0
-    await app.inject({ method: 'GET', url, headers: { 'x-request-id': id } })
-    const line = raw.find(written => written.includes(`"requestId":"${id}"`))
-    if (line === undefined) { t.fail(`${id}: no line`); continue }
-    t.ok(line.endsWith('}\n'), `${id}: one line`)
-    const { level: _level, time: _time, pid: _pid, hostname: _hostname, requestId, msg, ...members } = JSON.parse(line) as Json
-    expected.length = 0
-    reference.child({ requestId }).info(members, msg as string)
-    t.equal(sameTime(line), sameTime(expected[0]!), `${id}: ${line.trim()}`)
-  }
 })
 
 t.test('a client that leaves while its handler works leaves one line, without the status it was never sent', async t => {
