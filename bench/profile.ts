@@ -92,9 +92,10 @@ function allocationProfiler (dir: string): Profiler {
       const saved = join(dir, 'allocations.heapprofile')
       writeFileSync(saved, JSON.stringify(heapProfile))
       const requests = Math.max(1, measured.requests)
+      const figures = summed([measured])
       const perRequest = ({ name, share }: Share): string => `${(share * bytes / requests).toFixed(0).padStart(7)} B  ${name}`
       return [
-        `${workload.name}, under the allocation sampler: ${(measured.requests / measured.seconds).toFixed(0)} req/s${measured.errors > 0 ? `, ${measured.errors} errors` : ''}`,
+        `${workload.name}, under the allocation sampler: ${figures.rps.toFixed(0)} req/s${figures.errors > 0 ? `, ${figures.errors} errors` : ''}`,
         `allocated: ${(bytes / requests / 1024).toFixed(1)} KB per request`,
         `garbage collection in the ${seconds.toFixed(1)} s sampled: ${Object.entries(collections).map(told).join(', ') || 'none'};` +
           ` ${(1000 * Object.values(collections).reduce((ms, kind) => ms + kind.ms, 0) / requests).toFixed(1)} µs a request`,
