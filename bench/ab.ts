@@ -1,6 +1,6 @@
 /**
- * npm run bench:ab -- <workload> <git-ref> [rounds] [seconds]: whether a
- * change made one bench workload faster. Each optimisation is to be recorded
+ * npm run bench:ab -- <workload> <git-ref> [rounds] [seconds] [settings]:
+ * whether a change made one bench workload faster. Each optimisation is to be recorded
  * with its before and after; on this shared machine two runs of one build
  * differ by up to a third, so one run of each proves nothing, and a
  * hand-made comparison script was written again in each session that needed
@@ -18,11 +18,17 @@
  * between two running servers put the drift on both alike. It prints every
  * run, then each side's median, and the median, lowest and highest of the
  * ratios within a pair of runs (comparison.ts).
+ *
+ * `.` in place of a ref serves this build on both sides, and each side may
+ * be given environment variables and Node flags of its own (ab-arguments.ts):
+ * two settings of one build compared without a worktree, and with none an
+ * A/A run, which tells how far the machine's noise alone moves the pairs.
  */
 import { spawnSync } from 'node:child_process'
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { abArguments, settingsLabel, THIS_BUILD, type SideSettings } from './ab-arguments.js'
 import { comparison, type Comparison } from './comparison.js'
 import { dist, pinLoadGenerator, slice, stop, summed, type Server, type Workload } from './measure.js'
 import { seed } from './seed.js'
@@ -31,7 +37,6 @@ import { chosenWorkload, serveSqlite, target } from './sqlite-service.js'
 
 pinLoadGenerator()
 
-const USAGE = 'usage: npm run bench:ab -- <workload> <git-ref> [rounds (12)] [seconds per turn (3)]'
 const WARM_UP_SECONDS = 3
 const PORT = 3908
 const TASKS = 100_000
@@ -39,8 +44,8 @@ const root = join(dist, '..')
 /** The servers started, which an interruption stops. */
 const serving: Server[] = []
 
-/** One build's runs; `build` gives its dist/ folder, made on first use. */
-interface Side { readonly label: string, readonly build: () => string, readonly rps: number[], readonly cpuUs: number[] }
+/** One side's runs; `build` gives its dist/ folder, made on first use, and `settings` what its server gets besides. */
+interface Side { readonly label: string, readonly build: () => string, readonly settings: SideSettings, readonly rps: number[], readonly cpuUs: number[] }
 interface Served { readonly side: Side, readonly server: Server, readonly workload: Workload }
 
 /** Runs git in this checkout; its failure is an error that says what git said. */
@@ -73,7 +78,7 @@ async function serve (side: Side, seeded: string, dir: string, port: number, wan
   mkdirSync(data)
   const file = join(data, 'bench.db')
   copyFileSync(seeded, file)
-  const service = await serveSqlite(file, port, data, { build: side.build() })
+  const service = await serveSqlite(file, port, data, { build: side.build(), env: side.settings.env, nodeFlags: side.settings.nodeFlags })
   serving.push(service.server)
   // The 304 workload's ETag is the seeded record's, the same in every copy.
   const workload = chosenWorkload(await allWorkloads(target(service), benchAuth(), TASKS), wanted)
@@ -82,22 +87,26 @@ async function serve (side: Side, seeded: string, dir: string, port: number, wan
 }
 
 async function main (dir: string): Promise<void> {
-  const [wanted, ref, roundsArgument, secondsArgument] = process.argv.slice(2).filter(argument => !argument.startsWith('--'))
-  const rounds = Number(roundsArgument ?? 12)
-  const seconds = Number(secondsArgument ?? 3)
-  if (wanted === undefined || ref === undefined || !Number.isInteger(rounds) || rounds < 1 || !(seconds > 0)) throw new Error(USAGE)
-  const commit = spawnSync('git', ['rev-parse', '--verify', '--quiet', `${ref}^{commit}`], { cwd: root, encoding: 'utf8' }).stdout.trim()
-  if (commit === '') throw new Error(`"${ref}" names no commit of this repository\n${USAGE}`)
+  const { workload: wanted, ref, rounds, seconds, before: beforeSettings, after: afterSettings } = abArguments(process.argv.slice(2))
+  const commit = ref === THIS_BUILD ? '' : spawnSync('git', ['rev-parse', '--verify', '--quiet', `${ref}^{commit}`], { cwd: root, encoding: 'utf8' }).stdout.trim()
+  if (ref !== THIS_BUILD && commit === '') throw new Error(`"${ref}" names no commit of this repository`)
   process.stderr.write('seeding 100k tasks…\n')
   const seeded = join(dir, 'seeded.db')
   await seed(seeded, 10_000, TASKS)
   let refBuild: string | undefined
-  const after: Side = { label: 'after (this build)', build: () => dist, rps: [], cpuUs: [] }
-  const before: Side = { label: `before (${ref}, ${commit.slice(0, 9)})`, build: () => (refBuild ??= buildRef(ref, dir)), rps: [], cpuUs: [] }
+  const labelled = (build: string, settings: SideSettings): string => [build, settingsLabel(settings)].filter(Boolean).join(', ')
+  const after: Side = { label: `after (${labelled('this build', afterSettings)})`, build: () => dist, settings: afterSettings, rps: [], cpuUs: [] }
+  const before: Side = {
+    label: `before (${labelled(ref === THIS_BUILD ? 'this build' : `${ref}, ${commit.slice(0, 9)}`, beforeSettings)})`,
+    build: () => ref === THIS_BUILD ? dist : (refBuild ??= buildRef(ref, dir)),
+    settings: beforeSettings,
+    rps: [],
+    cpuUs: []
+  }
   // This build first: a workload name that matches nothing fails before the other build is made.
   const afterRun = await serve(after, seeded, dir, PORT, wanted)
   const beforeRun = await serve(before, seeded, dir, PORT + 1, wanted)
-  process.stderr.write(`${afterRun.workload.name}: ${rounds} rounds of ${seconds} s on each build, in turns, after ${WARM_UP_SECONDS} s of warm-up\n`)
+  process.stderr.write(`${afterRun.workload.name}: ${rounds} rounds of ${seconds} s on each side, in turns, after ${WARM_UP_SECONDS} s of warm-up\n`)
   for (let round = 0; round < rounds; round++) {
     for (const { side, server, workload } of round % 2 === 0 ? [afterRun, beforeRun] : [beforeRun, afterRun]) {
       const measured = summed([await slice(server, workload, seconds)])
