@@ -35,7 +35,10 @@ const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/
 /** The arguments after `npm run bench:ab --`; anything it cannot use is an error that says what and shows the usage. */
 export function abArguments (argv: readonly string[]): AbArguments {
   const positional: string[] = []
-  const sides = { before: { env: {} as Record<string, string>, nodeFlags: [] as string[] }, after: { env: {} as Record<string, string>, nodeFlags: [] as string[] } }
+  const sides: Record<'before' | 'after', { env: Record<string, string>, nodeFlags: string[] }> = {
+    before: { env: {}, nodeFlags: [] },
+    after: { env: {}, nodeFlags: [] }
+  }
   for (const argument of argv) {
     if (!argument.startsWith('--')) {
       positional.push(argument)
