@@ -16,6 +16,7 @@ import compress from '@fastify/compress'
 import cors from '@fastify/cors'
 import { schemaEpoch } from './http/conditional.js'
 import { COMPRESSION_THRESHOLD } from './http/content-coding.js'
+import { decodeBodiesOnly, requestDecoding } from './http/request-coding.js'
 import { corsOptions } from './http/cors.js'
 import { loggerOptions, logUnanswered, OneLineLogController, type LogDestination } from './http/request-log.js'
 import { transportOptions, type TlsMaterial } from './http/transport.js'
@@ -149,8 +150,10 @@ export async function buildApp ({ config, definitions, store: givenStore, logStr
   await app.register(unroutable, { serverAllow: () => methods.serverAllow() })
   await app.register(caching)
   await app.register(documentedHeaders)
+  // Before the plugin's own onRoute hook, which reads what this one sets.
+  app.addHook('onRoute', decodeBodiesOnly)
   // After caching, so list ETags are computed on the uncompressed body.
-  await app.register(compress, { global: true, threshold: COMPRESSION_THRESHOLD })
+  await app.register(compress, { global: true, threshold: COMPRESSION_THRESHOLD, ...requestDecoding })
   await app.register(idempotency)
   await app.register(openapi, { resources: model.resources, publicUrl: config.publicUrl, version: CURRENT_VERSION })
   for (const schema of schemas) app.addSchema(schema)

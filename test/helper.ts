@@ -3,6 +3,7 @@
  * shared by the HTTP tests.
  */
 import { randomUUID } from 'node:crypto'
+import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib'
 import { createSigner } from 'fast-jwt'
 import pg from 'pg'
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify'
@@ -117,6 +118,21 @@ export async function buildTestApp (t: Test, options: TestAppOptions = {}): Prom
   return heldToTheDocument(t, authenticatedByDefault(app))
 }
 
+const DECODERS: Record<string, (data: Buffer) => Buffer> = { identity: data => data, gzip: gunzipSync, 'x-gzip': gunzipSync, deflate: inflateSync, br: brotliDecompressSync }
+
+/** A request body sent as bytes, as the document describes it: as text, decoded from its Content-Encoding as the service reads it. */
+function asSent (payload: InjectOptions['payload'], coding = 'identity'): unknown {
+  if (!Buffer.isBuffer(payload)) return payload
+  const decode = DECODERS[coding.toLowerCase()]
+  if (decode === undefined) return payload
+  try {
+    return decode(payload).toString('utf8')
+  } catch {
+    // Not what it says it is: the service refuses it, and a refusal's request is not checked.
+    return payload
+  }
+}
+
 /** Every injected exchange is checked against the app's own OpenAPI document (test/support/contract.ts). */
 function heldToTheDocument (t: Test, app: FastifyInstance): FastifyInstance {
   const inject = app.inject.bind(app) as (options: InjectOptions) => Promise<LightMyRequestResponse>
@@ -128,7 +144,7 @@ function heldToTheDocument (t: Test, app: FastifyInstance): FastifyInstance {
     const problems = checker.check({
       method: options.method ?? 'GET',
       url: String(options.url),
-      requestBody: options.payload,
+      requestBody: asSent(options.payload, headers['content-encoding']),
       requestType: headers['content-type'] ?? (typeof options.payload === 'object' ? 'application/json' : undefined),
       status: response.statusCode,
       headers: response.headers,

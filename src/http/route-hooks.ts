@@ -4,7 +4,7 @@
  */
 import type { FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
 
-type RouteHookName = 'preValidation' | 'preHandler' | 'onSend'
+type RouteHookName = 'onRequest' | 'preValidation' | 'preHandler' | 'onSend'
 type HookOf<Name extends RouteHookName> = NonNullable<RouteOptions[Name]> extends infer H ? H extends Array<infer Item> ? Item : H : never
 
 /**

@@ -3,7 +3,7 @@
  * responses where the route did not describe them itself: X-Request-Id;
  * Cache-Control, with the value caching.ts sends for that status and method;
  * the rate-limit headers on limited routes, refusals included;
- * WWW-Authenticate with 401 and 403; Accept-Post / Accept-Patch with 415;
+ * WWW-Authenticate with 401 and 403; Accept-Post / Accept-Patch and Accept-Encoding with 415;
  * Idempotent-Replayed on routes that honour Idempotency-Key.
  * Registered after the rate limiter's onRoute hook, which marks the routes it
  * does not limit, and before @fastify/swagger reads the routes.
@@ -11,9 +11,12 @@
 import type { FastifyInstance, RouteOptions } from 'fastify'
 import fp from 'fastify-plugin'
 import { header, optionalHeader, RATE_LIMIT_HEADERS, sharedHeader, withHeaders, type HeaderDoc } from '../resources/responses.js'
+import { REQUEST_CODINGS } from '../http/request-coding.js'
 import { cacheControlOf } from './caching.js'
 
 const X_REQUEST_ID = sharedHeader('string', 'The request\'s id: the client\'s own X-Request-Id when it sent a short plain one, else a new UUID; also `requestId` in problems and in the log.')
+
+const ACCEPT_ENCODING = optionalHeader('string', `When the body's Content-Encoding was refused: the codings a body here may come in (\`${REQUEST_CODINGS.join(', ')}\`), besides none.`)
 
 const IDEMPOTENT_REPLAYED = optionalHeader('string', '`true` when this is the stored first answer to a request with the same Idempotency-Key: nothing was done this time.')
 
@@ -35,7 +38,8 @@ function answerHeaders (route: RouteOptions, status: number): Record<string, Hea
     ...(route.config?.idempotent === true ? { 'Idempotent-Replayed': IDEMPOTENT_REPLAYED } : {}),
     ...(status === 401 || status === 403 ? { 'WWW-Authenticate': basic ? WWW_AUTHENTICATE_BASIC : WWW_AUTHENTICATE_BEARER } : {}),
     ...(status === 415 && methods.includes('POST') ? { 'Accept-Post': header('string', 'The media types a POST here accepts.') } : {}),
-    ...(status === 415 && methods.includes('PATCH') ? { 'Accept-Patch': header('string', 'The media types a PATCH here accepts.') } : {})
+    ...(status === 415 && methods.includes('PATCH') ? { 'Accept-Patch': header('string', 'The media types a PATCH here accepts.') } : {}),
+    ...(status === 415 ? { 'Accept-Encoding': ACCEPT_ENCODING } : {})
   }
 }
 
