@@ -16,6 +16,7 @@
 import type { FastifyCompressOptions } from '@fastify/compress'
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction, RouteOptions } from 'fastify'
 import { annotate, UnsupportedMediaType } from '../errors.js'
+import { http2Stream } from './http2-stream.js'
 import { addRouteHook } from './route-hooks.js'
 
 /** The codings a request body may come in, besides identity (none), as Accept-Encoding names them. */
@@ -32,9 +33,16 @@ function canonicalCoding (value: string): string {
   return coding === 'x-gzip' ? 'gzip' : coding
 }
 
-/** Whether a request has a body to read, as Fastify decides it (handle-request.js): neither chunks nor a length above 0. */
-const hasBody = (request: FastifyRequest): boolean =>
-  request.headers['transfer-encoding'] !== undefined || (request.headers['content-length'] ?? '0') !== '0'
+/**
+ * Whether a request has a body. Over HTTP/1 its framing says so: chunks, or
+ * a length above 0 (RFC 9112 §6.3). Over HTTP/2 a body needs no length: the
+ * stream says whether its headers ended it.
+ */
+function hasBody (request: FastifyRequest): boolean {
+  const stream = http2Stream(request.raw)
+  if (stream !== undefined) return !stream.endAfterHeaders
+  return request.headers['transfer-encoding'] !== undefined || (request.headers['content-length'] ?? '0') !== '0'
+}
 
 /**
  * Puts a request's Content-Encoding in the form the plugin matches, or takes

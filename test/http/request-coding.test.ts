@@ -1,7 +1,14 @@
 // Request bodies in a content coding (RFC 9110 §8.4): which are read, which are refused and how, and where Content-Encoding is not looked at.
+import { once } from 'node:events'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { connect as connectHttp2, type ClientHttp2Session, type OutgoingHttpHeaders } from 'node:http2'
+import type { AddressInfo } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib'
 import t from 'tap'
-import { assertProblem, body, buildTestApp, createProject, type Json } from '../helper.js'
+import { ADMIN, assertProblem, body, buildTestApp, createProject, type Json } from '../helper.js'
+import { selfSigned } from '../support/self-signed.js'
 
 const JSON_TYPE = { 'content-type': 'application/json' }
 const coded = (coding: string, data: Buffer) => ({ headers: { ...JSON_TYPE, 'content-encoding': coding }, payload: data })
@@ -82,4 +89,36 @@ t.test('the document tells of the codings: Accept-Encoding on every 415', async 
   const refused = (app.swagger() as Json).paths['/v1/projects'].post.responses['415']
   t.match(refused.description, /Content-Encoding is not gzip, deflate or br/)
   t.match(refused.headers?.['Accept-Encoding']?.description, /gzip, deflate, br/)
+})
+
+/** One exchange on an HTTP/2 session: the status and the body's text; `data` is sent with no content-length. */
+async function h2 (session: ClientHttp2Session, headers: OutgoingHttpHeaders, data?: Buffer): Promise<{ status: number, text: string }> {
+  const stream = session.request({ authorization: ADMIN, ...headers }, { endStream: data === undefined })
+  if (data !== undefined) stream.end(data)
+  let status = 0
+  let text = ''
+  stream.on('response', response => { status = Number(response[':status']) })
+  stream.setEncoding('utf8')
+  stream.on('data', (chunk: string) => { text += chunk })
+  await once(stream, 'close')
+  return { status, text }
+}
+
+t.test('over HTTP/2, where a body needs no length, a coded body is read and a request without one is not refused', async t => {
+  // Not in t.testdir(), which the test app's database empties.
+  const certificates = mkdtempSync(join(tmpdir(), 'h2-coding-'))
+  t.teardown(() => rmSync(certificates, { recursive: true, force: true }))
+  const tls = selfSigned(certificates, 'h2-coding')
+  const ca = readFileSync(tls.cert, 'utf8')
+  const app = await buildTestApp(t, { env: { HTTP2: '1', TLS_CERT_FILE: tls.cert, TLS_KEY_FILE: tls.key }, tls: { cert: ca, key: readFileSync(tls.key, 'utf8') } })
+  await app.listen({ host: '127.0.0.1', port: 0 })
+  const session = connectHttp2(`https://127.0.0.1:${(app.server.address() as AddressInfo).port}`, { ca })
+  t.teardown(() => session.close())
+  const created = await h2(session, { ':method': 'POST', ':path': '/v1/projects', 'content-type': 'application/json', 'content-encoding': 'GZIP' }, gzipSync(json({ name: 'over h2' })))
+  t.equal(created.status, 201, created.text)
+  t.match(JSON.parse(created.text), { name: 'over h2' })
+  const refused = await h2(session, { ':method': 'POST', ':path': '/v1/projects', 'content-type': 'application/json', 'content-encoding': 'bogus' }, json({ name: 'refused over h2' }))
+  t.equal(refused.status, 415, refused.text)
+  const id = String(JSON.parse(created.text).id)
+  t.equal((await h2(session, { ':method': 'DELETE', ':path': `/v1/projects/${id}`, 'content-encoding': 'bogus' })).status, 204, 'a DELETE whose headers end its stream')
 })
