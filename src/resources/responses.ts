@@ -5,8 +5,12 @@
 import { STATUS_CODES } from 'node:http'
 import { Type, type TSchema } from '@sinclair/typebox'
 import { PROBLEM_MEDIA_TYPE } from '../http/problem.js'
+import { REQUEST_CODINGS } from '../http/request-coding.js'
 import { createPreconditionFailed, listIfMatchFailed, noRepresentationToMatch } from '../http/conditional.js'
 import { exampleOf, problemExample, type ProblemDoc } from './problem-examples.js'
+
+/** The codings a request body may come in, as a sentence names them: `gzip, deflate or br`. */
+const READ_CODINGS = `${REQUEST_CODINGS.slice(0, -1).join(', ')} or ${REQUEST_CODINGS.at(-1)!}`
 
 const WHEN: Record<number, string> = {
   400: 'The request is invalid: every offending value is named in `errors`.',
@@ -18,7 +22,7 @@ const WHEN: Record<number, string> = {
   412: 'A precondition failed, and nothing was changed: If-Match names no current ETag, or the resource changed after If-Unmodified-Since, or If-None-Match names its current ETag (`*`: it exists).',
   413: 'The body is larger than the configured limit.',
   414: 'The query string is longer than 4096 characters, a path segment longer than 1000, or the request line longer than 16 KiB.',
-  415: 'The body is not JSON (`Accept-Post` / `Accept-Patch` say what is accepted), or its Content-Encoding is not gzip, deflate or br (`Accept-Encoding` says so).',
+  415: `The body is not JSON (\`Accept-Post\` / \`Accept-Patch\` say what is accepted), or its Content-Encoding is not ${READ_CODINGS} (\`Accept-Encoding\` says so).`,
   422: 'The Idempotency-Key was already used with a different request.',
   428: 'This resource requires If-Match on writes.',
   429: 'Too many requests from this credential (or IP, before authentication); `Retry-After` says when to retry.',
