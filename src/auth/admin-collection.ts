@@ -9,21 +9,19 @@ import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { ResourceNotFound } from '../errors.js'
 import { checkBeforeCreating } from '../http/conditional.js'
 import { linkBase } from '../http/instance.js'
-import { Id } from '../resources/derive.js'
-import { collectionPath } from '../resources/links.js'
+import { IdParams } from '../resources/derive.js'
+import { collectionPath, itemPath } from '../resources/links.js'
 import { EXAMPLE_ID, scopeProblem } from '../resources/problem-examples.js'
-import { ADMIN_ITEM_HEADERS, ADMIN_ITEM_READ, ADMIN_LIST_READ, ADMIN_REMOVE, CREATE_CONDITIONS, createPreconditionProblem, jsonResponse, listProblems, LOCATION, notModified, problemResponses } from '../resources/responses.js'
+import { ADMIN_ITEM_READ, ADMIN_LIST_READ, ADMIN_REMOVE, CREATE_CONDITIONS, createPreconditionProblem, jsonResponse, listProblems, locationHeader, notModified, problemResponses } from '../resources/responses.js'
 import type { LiveItems } from '../store/live-items.js'
-import { ADMIN_PAGE_HEADERS, adminPage, adminPageQuery } from './admin-pages.js'
-import { adminListTag, changedSince, checkBeforeRemoving, sendAdminItem, sendAdminList } from './admin-conditional.js'
+import { adminPage, adminPageHeaders, adminPageQuery } from './admin-pages.js'
+import { adminItemHeaders, adminListTag, changedSince, checkBeforeRemoving, sendAdminItem, sendAdminList } from './admin-conditional.js'
 import { ADMIN_SCOPE } from './authenticate.js'
 import { scopeNote, securityFor } from './openapi-security.js'
 
 /** When an admin item was made, used, expires or was disabled, as the admin schemas show it. */
 export const Timestamp = Type.String({ format: 'date-time' })
 export const NullableTimestamp = Type.Union([Timestamp, Type.Null()])
-
-const IdParams = Type.Object({ id: Id }, { additionalProperties: false })
 
 /** The 403 of every admin route. */
 export const ADMIN_FORBIDDEN = scopeProblem(ADMIN_SCOPE)
@@ -45,16 +43,21 @@ export interface AdminCreate {
   readonly created: string
   /** The 201's description. */
   readonly shown: string
+  /** The item the document shows, as a GET shows it (without its secret). */
+  readonly example: AdminExample
 }
+
+/** An admin item as the document shows it. */
+export interface AdminExample { readonly id: number }
 
 const ADMIN_CREATE = Type.Object(CREATE_CONDITIONS)
 
 /** The operation of an admin create: its body, a 201 with Location, and its refusals. */
-export function adminCreateOperation (tag: string, operationId: string, summary: string, { path, body, created, shown }: AdminCreate): Record<string, unknown> {
+export function adminCreateOperation (tag: string, operationId: string, summary: string, { path, body, created, shown, example }: AdminCreate): Record<string, unknown> {
   return adminOperation(tag, operationId, summary, {
     headers: ADMIN_CREATE,
     body: Type.Ref(body),
-    response: { 201: jsonResponse(shown, Type.Ref(created), { ...LOCATION, ...ADMIN_ITEM_HEADERS }), ...problemResponses([400, 401, ADMIN_FORBIDDEN, createPreconditionProblem(collectionPath(path.slice(1))), 413, 415, 429]) }
+    response: { 201: jsonResponse(shown, Type.Ref(created), { ...locationHeader(itemPath(path.slice(1), example.id)), ...adminItemHeaders(example) }), ...problemResponses([400, 401, ADMIN_FORBIDDEN, createPreconditionProblem(collectionPath(path.slice(1))), 413, 415, 429]) }
   })
 }
 
@@ -84,6 +87,8 @@ export interface AdminCollection<T> {
   /** The collection's live items, and how a GET shows one. */
   readonly items: LiveItems<T>
   readonly view: (item: T) => object
+  /** One as the document shows it. */
+  readonly example: AdminExample
   /** The most items a page may ask for (MAX_PAGE_LIMIT). */
   readonly maxLimit: number
   /** Revokes or deletes one: false when there was none. */
@@ -98,7 +103,9 @@ export interface AdminCollection<T> {
  * delete), alike for keys, clients and webhook subscriptions.
  */
 export function adminCollectionRoutes<T> (app: FastifyInstance, options: AdminCollection<T>): void {
-  const { path, tag, noun, plural, singular, items, view } = options
+  const { path, tag, noun, plural, singular, items, view, example } = options
+  const listAnswer = adminPageHeaders(collectionPath(path.slice(1)), example)
+  const itemAnswer = adminItemHeaders(example)
   const aNoun = `${/^[AEIOU]/i.test(noun) ? 'an' : 'a'} ${noun}`
   const itemProblems = problemResponses([400, 401, ADMIN_FORBIDDEN, { status: 404, error: noSuchItem(noun, EXAMPLE_ID) }, { status: 412, error: changedSince(noun) }, 429])
   const find = async ({ id }: { id: number }): Promise<object> => {
@@ -112,8 +119,8 @@ export function adminCollectionRoutes<T> (app: FastifyInstance, options: AdminCo
       querystring: adminPageQuery(options.maxLimit),
       headers: ADMIN_LIST_READ,
       response: {
-        200: jsonResponse(`The ${noun}s that are not revoked, in id order: every one, or a page of them.`, Type.Array(Type.Ref(singular)), ADMIN_PAGE_HEADERS),
-        ...notModified(ADMIN_PAGE_HEADERS),
+        200: jsonResponse(`The ${noun}s that are not revoked, in id order: every one, or a page of them.`, Type.Array(Type.Ref(singular)), listAnswer),
+        ...notModified(listAnswer),
         ...listProblems([400, 401, ADMIN_FORBIDDEN, 429])
       }
     })
@@ -125,7 +132,7 @@ export function adminCollectionRoutes<T> (app: FastifyInstance, options: AdminCo
     schema: adminOperation(tag, `get${singular}`, `Get ${aNoun}`, {
       params: IdParams,
       headers: ADMIN_ITEM_READ,
-      response: { 200: jsonResponse(`The ${noun}, without its secret; 404 once revoked.`, Type.Ref(singular), ADMIN_ITEM_HEADERS), ...notModified(ADMIN_ITEM_HEADERS), ...itemProblems }
+      response: { 200: jsonResponse(`The ${noun}, without its secret; 404 once revoked.`, Type.Ref(singular), itemAnswer), ...notModified(itemAnswer), ...itemProblems }
     })
   }, async function getAdminItem (request, reply) {
     return await sendAdminItem(request, reply, noun, await find(request.params as { id: number }))

@@ -11,6 +11,7 @@ import { hash } from 'node:crypto'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { PreconditionFailed } from '../errors.js'
 import { bodyTag, failsOnWeakTag, formatEntityTag, listIfMatchFailed, noneMatch, notModified, preconditionFailed, tagged, type EntityTag } from '../http/conditional.js'
+import { header, type HeaderDoc } from '../resources/responses.js'
 
 /** An item's strong tag: JSON.stringify of a view built the same way is the same text. */
 export function viewTag (view: object): EntityTag {
@@ -42,6 +43,16 @@ export async function sendAdminList (request: FastifyRequest, reply: FastifyRepl
  * a tag of the body alone would revalidate a first page whose collection had grown, and keep the old total and links.
  */
 export const adminListTag = ({ items, headers = {} }: AdminList): EntityTag => bodyTag(JSON.stringify([items, headers]))
+
+/** An admin item's answers carry its tag: documented with the tag of `example`, an item as a GET shows it. */
+export const adminItemHeaders = (example: object): Record<string, HeaderDoc> => ({
+  ETag: header('string', 'Strong entity tag of the item as a GET shows it (without any secret): send it in If-None-Match to revalidate, or in If-Match to remove only what you saw.', formatEntityTag(viewTag(example)))
+})
+
+/** An admin list's answers carry its weak tag: documented with the tag of `example`. */
+export const adminListHeaders = (example: AdminList): Record<string, HeaderDoc> => ({
+  ETag: header('string', 'Weak entity tag of this list: send it in If-None-Match to revalidate.', formatEntityTag(adminListTag(example)))
+})
 
 /** A create's 201: Location, the ETag of the item as a GET shows it (without its secret), and the item with its secret, shown only now. */
 export async function sendAdminCreated (reply: FastifyReply, location: string, item: object, secret: Readonly<Record<string, string>>): Promise<unknown> {

@@ -12,9 +12,10 @@ import type { FastifyRequest } from 'fastify'
 import { linkBase, searchOf } from '../http/instance.js'
 import { pageLinks } from '../resources/links.js'
 import { DEFAULT_LIMIT, MAX_PAGE } from '../resources/query-schema.js'
-import { ADMIN_LIST_HEADERS, header, optionalHeader } from '../resources/responses.js'
+import { EXAMPLE_TOTAL, pageLinksExample } from '../resources/header-examples.js'
+import { header, optionalHeader, type HeaderDoc } from '../resources/responses.js'
 import type { LiveItems } from '../store/live-items.js'
-import type { AdminList } from './admin-conditional.js'
+import { adminListHeaders, type AdminList } from './admin-conditional.js'
 
 /** The query string of an admin list. */
 export function adminPageQuery (maxLimit: number) {
@@ -26,10 +27,14 @@ export function adminPageQuery (maxLimit: number) {
 
 interface AdminPageQuery { readonly page?: number, readonly limit?: number }
 
-export const ADMIN_PAGE_HEADERS = {
-  'X-Total-Count': header('integer', 'How many items there are, in all pages.'),
-  Link: optionalHeader('string', 'RFC 8288 links to the first, prev, next and last pages, as they apply (paged requests only).'),
-  ...ADMIN_LIST_HEADERS
+/** An admin list's answers, shown for the second page of the list at `path`, whose items are like `example`. */
+export function adminPageHeaders (path: string, example: object): Record<string, HeaderDoc> {
+  const headers = { 'x-total-count': String(EXAMPLE_TOTAL), link: pageLinksExample(path) }
+  return {
+    'X-Total-Count': header('integer', 'How many items there are, in all pages.', EXAMPLE_TOTAL),
+    Link: optionalHeader('string', 'RFC 8288 links to the first, prev, next and last pages, as they apply (paged requests only).', headers.link),
+    ...adminListHeaders({ items: [example], headers })
+  }
 }
 
 /** The items the request asks for, in id order, as `view` shows them, with X-Total-Count and, when paged, the page links. */

@@ -10,7 +10,7 @@ import { bodyMembers, refuseWithAll } from '../http/attached-validation.js'
 import { canonicalDateTime } from '../http/date-time.js'
 import { adminCollectionRoutes, adminCreateOperation, adminWriteConfig, checkBeforeAdminCreate } from './admin-collection.js'
 import { sendAdminCreated } from './admin-conditional.js'
-import { apiKeyView, clientView, type ApiKeyCreate, type ClientCreate } from './credential-schemas.js'
+import { API_KEY_EXAMPLE, apiKeyView, CLIENT_EXAMPLE, clientView, type ApiKeyCreate, type ClientCreate } from './credential-schemas.js'
 import { hashClientSecret, newApiKey, newClientCredentials } from './secrets.js'
 
 export interface AdminRoutesOptions {
@@ -38,7 +38,7 @@ export async function adminRoutes (app: FastifyInstance, { knownScopes, maxLimit
     config: adminWriteConfig,
     // The handler's own checks (scopes, expiry) join the schema's issues in one 400.
     attachValidation: true,
-    schema: adminCreateOperation('api-keys', 'createApiKey', 'Create an API key', { path: '/api-keys', body: 'ApiKeyCreate', created: 'ApiKeyCreated', shown: 'The key, shown only now.' })
+    schema: adminCreateOperation('api-keys', 'createApiKey', 'Create an API key', { path: '/api-keys', body: 'ApiKeyCreate', created: 'ApiKeyCreated', shown: 'The key, shown only now.', example: API_KEY_EXAMPLE })
   }, async function createApiKey (request, reply) {
     const { scopes, expiresAt } = bodyMembers(request)
     refuseWithAll(request, 'body', [...unknownScopes(scopes), ...expiryIssues(expiresAt)])
@@ -60,6 +60,7 @@ export async function adminRoutes (app: FastifyInstance, { knownScopes, maxLimit
     singular: 'ApiKey',
     items: app.store.credentials.apiKeys,
     view: apiKeyView,
+    example: API_KEY_EXAMPLE,
     maxLimit,
     revoke: async id => await app.store.credentials.revokeApiKey(id),
     revoked: 'Revoked: this process refuses the key at once, every other process within API_KEY_CACHE_TTL (5 s by default).'
@@ -68,7 +69,7 @@ export async function adminRoutes (app: FastifyInstance, { knownScopes, maxLimit
   app.post('/clients', {
     config: adminWriteConfig,
     attachValidation: true,
-    schema: adminCreateOperation('clients', 'createClient', 'Create an OAuth client', { path: '/clients', body: 'ClientCreate', created: 'ClientCreated', shown: 'The client and its secret, shown only now.' })
+    schema: adminCreateOperation('clients', 'createClient', 'Create an OAuth client', { path: '/clients', body: 'ClientCreate', created: 'ClientCreated', shown: 'The client and its secret, shown only now.', example: CLIENT_EXAMPLE })
   }, async function createClient (request, reply) {
     refuseWithAll(request, 'body', unknownScopes(bodyMembers(request).scopes))
     await checkBeforeAdminCreate(request, app.store.credentials.clients, clientView)
@@ -86,6 +87,7 @@ export async function adminRoutes (app: FastifyInstance, { knownScopes, maxLimit
     singular: 'Client',
     items: app.store.credentials.clients,
     view: clientView,
+    example: CLIENT_EXAMPLE,
     maxLimit,
     revoke: async id => await app.store.credentials.revokeClient(id),
     revoked: 'Revoked: the client can get no more tokens.'

@@ -85,9 +85,7 @@ export function createAuthenticator (credentials: CredentialStore, verifyJwt: Jw
     async authenticate (request) {
       const header = request.headers.authorization
       if (header === undefined || header.trim() === '') {
-        throw annotate(new Unauthenticated('send a credential: Authorization: Bearer <token or API key>'), {
-          headers: { 'www-authenticate': 'Bearer realm="api"' }
-        })
+        throw noCredential()
       }
       const match = /^(\S+) +(\S+)$/.exec(header.trim())
       if (match === null || match[1]!.toLowerCase() !== 'bearer') {
@@ -105,6 +103,11 @@ export function createAuthenticator (credentials: CredentialStore, verifyJwt: Jw
 export function hasScope (principal: Principal, scope: string): boolean {
   return principal.scopes.has(scope) || principal.scopes.has(ADMIN_SCOPE)
 }
+
+/** The 401 of a request with no credential, whose challenge says what to send (RFC 6750 §3). */
+export const noCredential = (): Error => annotate(new Unauthenticated('send a credential: Authorization: Bearer <token or API key>'), {
+  headers: { 'www-authenticate': 'Bearer realm="api"' }
+})
 
 export function insufficientScope (scope: string, status: 401 | 403): Error {
   const Kind = status === 403 ? ScopeForbidden : ScopeMissing

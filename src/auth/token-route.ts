@@ -32,8 +32,11 @@ export const TokenResponse = Type.Object({
   examples: [{ access_token: 'eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiJjbGllbnQ6cnN5Y19jQjBnUkdjWkVhbmRvQUZJIiwic2NvcGUiOiJwcm9qZWN0czpyZWFkIiwiZXhwIjoxNzk1NTExMjIxLCJpYXQiOjE3OTU1MDc2MjF9.MbPGM5n0smIEKqm7XiQFH-jvqYsa8rVJFejIA9il4Vo', token_type: 'Bearer', expires_in: 3600, scope: 'projects:read' }]
 })
 
+/** The challenge of a 401 at the token endpoint: authenticate the client with its id and secret. */
+export const CLIENT_CHALLENGE = 'Basic realm="token"'
+
 function oauthError (Kind: typeof OAuthInvalidRequest, error: string, description: string): Error {
-  const headers: Record<string, string> = Kind === OAuthInvalidClient ? { 'www-authenticate': 'Basic realm="token"' } : {}
+  const headers: Record<string, string> = Kind === OAuthInvalidClient ? { 'www-authenticate': CLIENT_CHALLENGE } : {}
   return annotate(new Kind(description), { members: { error }, headers: { ...headers, pragma: 'no-cache' } })
 }
 

@@ -168,3 +168,6 @@ export function httpDate (iso: string): string {
 export function bodyTag (payload: string | Buffer): EntityTag {
   return { weak: true, opaque: hash('sha1', payload, 'base64url') }
 }
+
+/** A page's weak tag: its body's digest, and what it says of the collection besides (its total, or whether more follow). */
+export const pageTag = (digest: string, navigation: string): EntityTag => ({ weak: true, opaque: `${digest}.${navigation}` })

@@ -6,13 +6,14 @@
  * Schema's `required` is a list of property names). Here:
  * - `required: true` moves to the header object, so generated clients type
  *   the headers they may count on as present, and the others as optional;
+ * - so does `example`, the value the header's description is shown with;
  * - a `shared` header is described once, in `components.headers`, and each
  *   answer refers to it: X-Request-Id alone was written out on about 500
  *   answers. Only required ones are shared: a `$ref` header is required as far
  *   as openapi-typescript knows.
  */
 
-interface HeaderObject { schema?: Record<string, unknown>, required?: boolean, description?: string }
+interface HeaderObject { schema?: Record<string, unknown>, required?: boolean, description?: string, example?: unknown }
 type HeaderEntry = HeaderObject | { $ref: string }
 interface ResponseObject { headers?: Record<string, HeaderEntry> }
 interface OperationObject { responses?: Record<string, ResponseObject> }
@@ -34,8 +35,8 @@ export function documentHeaders<T extends { paths?: unknown, components?: unknow
   for (const [response, name, entry] of responseHeaders(document)) {
     if ('$ref' in entry || entry.schema === undefined) continue
     // @fastify/swagger builds these objects anew for each operation: changing them touches no route's schema.
-    const { required, shared: isShared, ...schema } = entry.schema
-    const header: HeaderObject = { ...entry, schema, ...(required === true ? { required: true } : {}) }
+    const { required, shared: isShared, example, ...schema } = entry.schema
+    const header: HeaderObject = { ...entry, schema, ...(required === true ? { required: true } : {}), ...(example === undefined ? {} : { example }) }
     if (isShared !== true) {
       response.headers![name] = header
       continue

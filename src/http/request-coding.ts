@@ -22,7 +22,8 @@ import { addRouteHook } from './route-hooks.js'
 /** The codings a request body may come in, besides identity (none), as Accept-Encoding names them. */
 export const REQUEST_CODINGS = ['gzip', 'deflate', 'br'] as const
 
-const ACCEPTED_CODINGS = REQUEST_CODINGS.join(', ')
+/** The codings as Accept-Encoding names them. */
+export const ACCEPTED_CODINGS = REQUEST_CODINGS.join(', ')
 
 /** Methods whose body Fastify never reads: their routes decode none. */
 const BODYLESS = new Set(['GET', 'HEAD'])

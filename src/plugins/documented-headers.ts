@@ -10,35 +10,61 @@
  */
 import type { FastifyInstance, RouteOptions } from 'fastify'
 import fp from 'fastify-plugin'
-import { header, optionalHeader, RATE_LIMIT_HEADERS, sharedHeader, withHeaders, type HeaderDoc } from '../resources/responses.js'
-import { REQUEST_CODINGS } from '../http/request-coding.js'
+import { insufficientScope, noCredential } from '../auth/authenticate.js'
+import { CLIENT_CHALLENGE } from '../auth/token-route.js'
+import { ACCEPTED_CODINGS } from '../http/request-coding.js'
+import { DEFAULT_RATE_LIMIT, EXAMPLE_REQUEST_ID, headerOfError, type RateLimitSetting } from '../resources/header-examples.js'
+import { header, optionalHeader, rateLimitHeaders, sharedHeader, withHeaders, type HeaderDoc } from '../resources/responses.js'
 import { cacheControlOf } from './caching.js'
 
-const X_REQUEST_ID = sharedHeader('string', 'The request\'s id: the client\'s own X-Request-Id when it sent a short plain one, else a new UUID; also `requestId` in problems and in the log.')
+const X_REQUEST_ID = sharedHeader('string', 'The request\'s id: the client\'s own X-Request-Id when it sent a short plain one, else a new UUID; also `requestId` in problems and in the log.', EXAMPLE_REQUEST_ID)
 
-const ACCEPT_ENCODING = optionalHeader('string', `When the body's Content-Encoding was refused: the codings a body here may come in (\`${REQUEST_CODINGS.join(', ')}\`), besides none.`)
+const ACCEPT_ENCODING = optionalHeader('string', `When the body's Content-Encoding was refused: the codings a body here may come in (\`${ACCEPTED_CODINGS}\`), besides none.`, ACCEPTED_CODINGS)
 
-const IDEMPOTENT_REPLAYED = optionalHeader('string', '`true` when this is the stored first answer to a request with the same Idempotency-Key: nothing was done this time.')
+const IDEMPOTENT_REPLAYED = optionalHeader('string', '`true` when this is the stored first answer to a request with the same Idempotency-Key: nothing was done this time.', 'true')
 
-const WWW_AUTHENTICATE_BEARER = sharedHeader('string', '`Bearer realm="api"`, with `error="invalid_token"` when a credential was sent, or `error="insufficient_scope", scope="…"` naming the scope needed (RFC 6750 §3).')
-const WWW_AUTHENTICATE_BASIC = header('string', '`Basic realm="token"`: authenticate the client with its id and secret (RFC 6749 §2.3.1).')
+// Shown as the 401's problem example answers: no credential was sent.
+const WWW_AUTHENTICATE_BEARER = sharedHeader('string', '`Bearer realm="api"`, with `error="invalid_token"` when a credential was sent, or `error="insufficient_scope", scope="…"` naming the scope needed (RFC 6750 §3).', headerOfError(noCredential(), 'www-authenticate'))
+const WWW_AUTHENTICATE_BASIC = header('string', `\`${CLIENT_CHALLENGE}\`: authenticate the client with its id and secret (RFC 6749 §2.3.1).`, CLIENT_CHALLENGE)
+
+/** A 403's challenge (AUTHZ_DENIED_STATUS=403), naming the scope `route` needs. */
+function scopeChallenge (route: RouteOptions): HeaderDoc {
+  const scope = route.config?.scope ?? 'admin'
+  return header('string', '`Bearer realm="api", error="insufficient_scope", scope="…"`, naming the scope needed (RFC 6750 §3).', headerOfError(insufficientScope(scope, 403), 'www-authenticate'))
+}
 
 function cacheControl (route: RouteOptions, status: number): HeaderDoc {
-  return header('string', `\`${cacheControlOf([route.method].flat().includes('GET'), status, route.config?.cacheControl)}\``)
+  const value = cacheControlOf([route.method].flat().includes('GET'), status, route.config?.cacheControl)
+  return header('string', `\`${value}\``, value)
 }
+
+/**
+ * The limit `route` is shown under: its own (the token endpoint's), or the
+ * service's at its defaults. Undefined where nothing is limited.
+ */
+function rateLimitOf (route: RouteOptions): RateLimitSetting | undefined {
+  const own = route.config?.rateLimit
+  if (own === false) return undefined
+  return typeof own?.max === 'number' && typeof own.timeWindow === 'number' ? { max: own.max, windowSeconds: own.timeWindow / 1000 } : DEFAULT_RATE_LIMIT
+}
+
+/** The media types a body here may be in, as Accept-Post and Accept-Patch name them. */
+const acceptedTypes = (route: RouteOptions): string => (route.config?.accepts ?? []).join(', ')
 
 /** The headers an answer of `status` on `route` carries, besides its own. */
 function answerHeaders (route: RouteOptions, status: number): Record<string, HeaderDoc> {
   const methods = [route.method].flat()
+  const limit = rateLimitOf(route)
   const basic = (route.schema?.security as Array<Record<string, unknown>> | undefined)?.some(requirement => 'clientBasic' in requirement) === true
   return {
     'X-Request-Id': X_REQUEST_ID,
     'Cache-Control': cacheControl(route, status),
-    ...(route.config?.rateLimit === false ? {} : RATE_LIMIT_HEADERS),
+    ...(limit === undefined ? {} : rateLimitHeaders(limit, status === 429)),
     ...(route.config?.idempotent === true ? { 'Idempotent-Replayed': IDEMPOTENT_REPLAYED } : {}),
-    ...(status === 401 || status === 403 ? { 'WWW-Authenticate': basic ? WWW_AUTHENTICATE_BASIC : WWW_AUTHENTICATE_BEARER } : {}),
-    ...(status === 415 && methods.includes('POST') ? { 'Accept-Post': header('string', 'The media types a POST here accepts.') } : {}),
-    ...(status === 415 && methods.includes('PATCH') ? { 'Accept-Patch': header('string', 'The media types a PATCH here accepts.') } : {}),
+    ...(status === 401 ? { 'WWW-Authenticate': basic ? WWW_AUTHENTICATE_BASIC : WWW_AUTHENTICATE_BEARER } : {}),
+    ...(status === 403 ? { 'WWW-Authenticate': scopeChallenge(route) } : {}),
+    ...(status === 415 && methods.includes('POST') ? { 'Accept-Post': header('string', 'The media types a POST here accepts.', acceptedTypes(route)) } : {}),
+    ...(status === 415 && methods.includes('PATCH') ? { 'Accept-Patch': header('string', 'The media types a PATCH here accepts.', acceptedTypes(route)) } : {}),
     ...(status === 415 ? { 'Accept-Encoding': ACCEPT_ENCODING } : {})
   }
 }

@@ -12,6 +12,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import type { Redis } from 'ioredis'
 import { annotate, TooManyRequests } from '../errors.js'
+import { policyField, remainingField } from '../http/rate-limit-fields.js'
 
 export interface RateLimitOptions {
   readonly max: number
@@ -89,8 +90,8 @@ async function limits (app: FastifyInstance, options: RateLimitOptions): Promise
   app.addHook('onSend', function rateLimitFields (_request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (error: null, payload: unknown) => void) {
     const limit = reply.getHeader('x-ratelimit-limit')
     if (limit !== undefined) {
-      reply.header('ratelimit-policy', `"default";q=${String(limit)};w=${options.windowSeconds}`)
-      reply.header('ratelimit', `"default";r=${String(reply.getHeader('x-ratelimit-remaining'))};t=${String(reply.getHeader('x-ratelimit-reset'))}`)
+      reply.header('ratelimit-policy', policyField(limit, options.windowSeconds))
+      reply.header('ratelimit', remainingField(reply.getHeader('x-ratelimit-remaining'), reply.getHeader('x-ratelimit-reset')))
     }
     done(null, payload)
   })

@@ -17,7 +17,10 @@ export function isDeprecated (mark: DeprecationMark): mark is true | Deprecation
  * records and lives under the parent's, so it is deprecated as soon as either
  * is and goes with the first of them to go.
  */
-export function deprecationHeaders (...marks: DeprecationMark[]): Record<string, string> | undefined {
+/** The headers a deprecated path's answers carry, by their names as sent (a type, not an interface: it is also a Record of them). */
+export type DeprecationHeaders = { readonly deprecation: string, readonly sunset?: string, readonly link?: string }
+
+export function deprecationHeaders (...marks: DeprecationMark[]): DeprecationHeaders | undefined {
   const deprecations = marks.filter(isDeprecated).map(mark => mark === true ? {} : mark)
   if (deprecations.length === 0) return undefined
   // Without a date a resource is deprecated as of the epoch: already, with no date to tell.
@@ -32,11 +35,11 @@ export function deprecationHeaders (...marks: DeprecationMark[]): Record<string,
 }
 
 /** The same headers as documented on every response of a deprecated path's operations. */
-export function deprecationHeaderDocs (headers: Record<string, string> | undefined): Record<string, ReturnType<typeof header>> | undefined {
+export function deprecationHeaderDocs (headers: DeprecationHeaders | undefined): Record<string, ReturnType<typeof header>> | undefined {
   if (headers === undefined) return undefined
   return {
-    Deprecation: header('string', `\`${headers.deprecation}\`: this resource is deprecated (RFC 9745; the date, in seconds since the epoch, it was deprecated).`),
-    ...(headers.sunset === undefined ? {} : { Sunset: header('string', `\`${headers.sunset}\`: when this resource will go (RFC 8594).`) }),
-    ...(headers.link === undefined ? {} : { Link: header('string', `Holds \`${headers.link}\`: where its deprecation is explained (with a list's page links, on lists).`) })
+    Deprecation: header('string', `\`${headers.deprecation}\`: this resource is deprecated (RFC 9745; the date, in seconds since the epoch, it was deprecated).`, headers.deprecation),
+    ...(headers.sunset === undefined ? {} : { Sunset: header('string', `\`${headers.sunset}\`: when this resource will go (RFC 8594).`, headers.sunset) }),
+    ...(headers.link === undefined ? {} : { Link: header('string', `Holds \`${headers.link}\`: where its deprecation is explained (with a list's page links, on lists).`, headers.link) })
   }
 }

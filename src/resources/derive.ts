@@ -7,9 +7,11 @@
 import { Type, type TObject, type TProperties, type TSchema } from '@sinclair/typebox'
 import { CURRENT_VERSION } from '../http/versions.js'
 import { isDeprecated } from './deprecation.js'
+import { EXAMPLE_RECORD_ID, EXAMPLE_TIME } from './header-examples.js'
 import { mergePatchForm } from './merge-patch-schema.js'
 import { DefinitionError } from './define.js'
 import { pascal, type Field, type Model, type Resource } from './model.js'
+import { EXAMPLE_ID } from './problem-examples.js'
 
 export const MAX_ID = Number.MAX_SAFE_INTEGER
 
@@ -39,6 +41,8 @@ export function nestedCreateId (child: Resource, parent: Resource, foreignKey: s
 
 export const Id = Type.Integer({ minimum: 1, maximum: MAX_ID, description: 'Assigned by the service.' })
 export const Timestamp = Type.String({ format: 'date-time', description: 'RFC 3339, UTC, with milliseconds.' })
+/** The path of a record's routes: its id, shown as the one the problem examples are about. */
+export const IdParams = Type.Object({ id: { ...Id, examples: [EXAMPLE_ID] } }, { additionalProperties: false })
 
 /** A copy of a field schema without `default`, for places where defaults must not be applied. */
 function withoutDefault (schema: TSchema): TSchema {
@@ -75,10 +79,11 @@ export function readOnlyNames (resource: Resource): string[] {
 }
 
 /** The definition's example as a client would receive it: defaults filled, id, links and timestamps added. */
-function representationExample (resource: Resource): Record<string, unknown> | undefined {
+/** A record of `resource` as the document shows it, made from its definition's example: undefined without one. */
+export function representationExample (resource: Resource): Record<string, unknown> | undefined {
   const example = resource.definition.example as Record<string, unknown> | undefined
   if (example === undefined) return undefined
-  const id = 1
+  const id = EXAMPLE_RECORD_ID
   const self = `/v${CURRENT_VERSION}/${resource.collection}/${id}`
   const body: Record<string, unknown> = { id }
   for (const field of resource.fields.values()) {
@@ -90,7 +95,7 @@ function representationExample (resource: Resource): Record<string, unknown> | u
   for (const parent of resource.parents) {
     if (typeof body[parent.foreignKey] === 'number') links[parent.name] = `/v${CURRENT_VERSION}/${parent.parent}/${String(body[parent.foreignKey])}`
   }
-  return { ...body, links, createdAt: '2026-01-15T09:30:00.000Z', updatedAt: '2026-01-15T09:30:00.000Z' }
+  return { ...body, links, createdAt: EXAMPLE_TIME, updatedAt: EXAMPLE_TIME }
 }
 
 export function representationSchema (resource: Resource): TObject {

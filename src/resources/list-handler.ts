@@ -13,7 +13,7 @@
 import type { TSchema } from '@sinclair/typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { refuseWithAll } from '../http/attached-validation.js'
-import { bodyTag, failsOnWeakTag, listIfMatchFailed, tagged, type EntityTag } from '../http/conditional.js'
+import { bodyTag, failsOnWeakTag, listIfMatchFailed, pageTag, tagged, type EntityTag } from '../http/conditional.js'
 import { keptBody, sendKept, type KeptBody } from '../http/content-coding.js'
 import { linkBase, searchOf } from '../http/instance.js'
 import type { StoredRecord } from '../store/store.js'
@@ -117,7 +117,7 @@ async function answerList (request: FastifyRequest, serializer: Serializer, targ
     headers = { link: cursorLinks(path, search, next) }
   }
   const page = render(serializer, target, read, records, list.fields)
-  return { page, tag: { weak: true, opaque: `${page.digest}.${navigation}` }, headers }
+  return { page, tag: pageTag(page.digest, navigation), headers }
 }
 
 export async function sendList (request: FastifyRequest, reply: FastifyReply, target: Resource, scope: Condition[], cursors: CursorCodec): Promise<unknown> {

@@ -3,21 +3,22 @@
  * by the same toProblem that answers real requests, from the same errors the
  * engine raises: the examples cannot drift from what the service sends.
  */
-import { insufficientScope } from '../auth/authenticate.js'
+import { insufficientScope, noCredential } from '../auth/authenticate.js'
 import {
   BodyTooLarge, IdempotencyKeyReused, invalid, MethodNotAllowed, NotAcceptable, NOTHING_ACCEPTABLE, PreconditionFailed, PreconditionRequired,
-  ResourceNotFound, storeUnavailable, TooManyRequests, Unauthenticated, UniqueViolation, UnsupportedMediaType, UriTooLong
+  ResourceNotFound, storeUnavailable, TooManyRequests, UniqueViolation, UnsupportedMediaType, UriTooLong
 } from '../errors.js'
 import { PROBLEM_MEDIA_TYPE, toProblem, type Problem } from '../http/problem.js'
+import { EXAMPLE_REQUEST_ID, RETRY_AFTER_EXAMPLE } from './header-examples.js'
 
 // The document's transform sets each example's instance to its own operation's path (withExampleInstance).
-const CONTEXT = { instance: '/v1/projects/7', requestId: '8d0f1b1e-54a3-4c8b-9a3e-2f0b7c6d5e41' }
+const CONTEXT = { instance: '/v1/projects/7', requestId: EXAMPLE_REQUEST_ID }
 
 /** The error each status is shown with: the most common cause of it. */
 const SAMPLES: Readonly<Record<number, () => unknown>> = {
   // True of every body the service takes (each refuses properties it does not declare), whatever its fields.
   400: () => invalid([{ in: 'body', pointer: '/colour', detail: 'is not a known property' }]),
-  401: () => new Unauthenticated('send a credential: Authorization: Bearer <token or API key>'),
+  401: noCredential,
   403: () => insufficientScope('projects:write', 403),
   404: () => new ResourceNotFound('no project with id 7'),
   405: () => new MethodNotAllowed('POST is not allowed here; allowed: GET, HEAD, PUT, PATCH, DELETE, OPTIONS'),
@@ -29,7 +30,7 @@ const SAMPLES: Readonly<Record<number, () => unknown>> = {
   415: () => new UnsupportedMediaType('Content-Type text/plain is not accepted here; send application/json'),
   422: () => new IdempotencyKeyReused('this Idempotency-Key was used with a different request; use a new key for a new request'),
   428: () => new PreconditionRequired('changing a project needs If-Match with its current ETag'),
-  429: () => new TooManyRequests('more than 100 requests in 60 s; retry after 42 s'),
+  429: () => new TooManyRequests(`more than 100 requests in 60 s; retry after ${RETRY_AFTER_EXAMPLE} s`),
   // Anything the catalog does not know is answered as an opaque 500.
   500: () => new Error('example'),
   503: () => storeUnavailable('the database is unavailable; try again shortly')

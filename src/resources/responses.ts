@@ -7,6 +7,7 @@ import { Type, type TSchema } from '@sinclair/typebox'
 import { PROBLEM_MEDIA_TYPE } from '../http/problem.js'
 import { REQUEST_CODINGS } from '../http/request-coding.js'
 import { createPreconditionFailed, listIfMatchFailed, noRepresentationToMatch } from '../http/conditional.js'
+import { EXAMPLE_TOTAL, LAST_MODIFIED_EXAMPLE, pageLinksExample, pageTagExample, rateLimitExample, recordTagExample, UNAVAILABLE_RETRY_AFTER_EXAMPLE, type RateLimitSetting } from './header-examples.js'
 import { exampleOf, problemExample, type ProblemDoc } from './problem-examples.js'
 
 /** The codings a request body may come in, as a sentence names them: `gzip, deflate or br`. */
@@ -33,20 +34,23 @@ const WHEN: Record<number, string> = {
 const problem = Type.Ref('Problem')
 
 /**
- * A documented response header. `required` is OpenAPI's mark on a header
+ * A documented response header, with an example of its value as the service
+ * sends it (header-examples.ts). `required` is OpenAPI's mark on a header
  * object (every answer of that status carries it) and `shared` puts it in the
- * document's components; both are written on the route's header schema
- * because @fastify/swagger copies nothing else from there, and
+ * document's components; they and the example are written on the route's
+ * header schema because @fastify/swagger copies nothing else from there, and
  * document-headers.ts moves them where OpenAPI reads them.
  */
-export interface HeaderDoc { readonly type: 'string' | 'integer', readonly description: string, readonly required?: true, readonly shared?: true }
+export interface HeaderDoc { readonly type: 'string' | 'integer', readonly description: string, readonly example: string | number, readonly required?: true, readonly shared?: true }
 /** A header every answer of its status carries: clients may count on it. */
-export const header = (type: HeaderDoc['type'], description: string): HeaderDoc => ({ type, description, required: true })
+export const header = (type: HeaderDoc['type'], description: string, example: string | number): HeaderDoc => ({ type, description, example, required: true })
 /** A header only some answers of its status carry; `description` says which. */
-export const optionalHeader = (type: HeaderDoc['type'], description: string): HeaderDoc => ({ type, description })
+export const optionalHeader = (type: HeaderDoc['type'], description: string, example: string | number): HeaderDoc => ({ type, description, example })
 /** A required header described the same on every answer that has it: once in the document, referred to by its name. */
-export const sharedHeader = (type: HeaderDoc['type'], description: string): HeaderDoc => ({ ...header(type, description), shared: true })
-const RETRY_AFTER = { 'Retry-After': sharedHeader('integer', 'Seconds until a request may succeed again.') }
+export const sharedHeader = (type: HeaderDoc['type'], description: string, example: string | number): HeaderDoc => ({ ...header(type, description, example), shared: true })
+const RETRY_AFTER_DESCRIPTION = 'Seconds until a request may succeed again.'
+/** A 503's wait is the same on every route, so it is written once (a 429's is the route's: rateLimitHeaders). */
+const UNAVAILABLE_RETRY_AFTER = { 'Retry-After': sharedHeader('integer', RETRY_AFTER_DESCRIPTION, UNAVAILABLE_RETRY_AFTER_EXAMPLE) }
 
 /**
  * The problem responses of an operation: each status with its common
@@ -60,35 +64,38 @@ export function problemResponses (problems: ReadonlyArray<number | ProblemDoc | 
     const status = typeof entry === 'number' ? entry : entry.status
     responses[status] = {
       description: (typeof entry === 'number' ? undefined : entry.description) ?? WHEN[status] ?? STATUS_CODES[status] ?? 'Error',
-      ...(status === 429 ? { headers: { ...COUNTED_RATE_LIMIT_HEADERS, ...RETRY_AFTER } } : {}),
-      ...(status === 503 ? { headers: RETRY_AFTER } : {}),
+      ...(status === 503 ? { headers: UNAVAILABLE_RETRY_AFTER } : {}),
       content: { [PROBLEM_MEDIA_TYPE]: { schema: problem, example: typeof entry === 'number' ? problemExample(status) : exampleOf(entry.error) } }
     }
   }
   return responses
 }
 
-/** The rate limiter's headers, each made by `make` (a 429 always has them: it was counted). */
-function rateLimitHeaders (make: typeof header, note = ''): Record<string, HeaderDoc> {
+const FAILING_OPEN = ' Absent while the Redis counters are unreachable (limits fail open).'
+
+/**
+ * The rate limiter's headers on the answers of a route limited by `setting`.
+ * A 429 is the limiter's own answer, which always has them (it was counted)
+ * and says when to retry. Any other answer has them except while the shared
+ * counters (REDIS_URL) cannot be reached, when limits fail open and nothing
+ * was counted (rate-limit.ts).
+ */
+export function rateLimitHeaders (setting: RateLimitSetting, refused: boolean): Record<string, HeaderDoc> {
+  const make = refused ? header : optionalHeader
+  const note = refused ? '' : FAILING_OPEN
+  const example = rateLimitExample(setting, refused)
   return {
-    'X-RateLimit-Limit': make('integer', `Requests allowed in the window.${note}`),
-    'X-RateLimit-Remaining': make('integer', `Requests left in the window.${note}`),
-    'X-RateLimit-Reset': make('integer', `Seconds until the window resets.${note}`),
-    'RateLimit-Policy': make('string', `IETF draft: \`"default";q=<limit>;w=<window seconds>\`.${note}`),
-    RateLimit: make('string', `IETF draft: \`"default";r=<remaining>;t=<seconds to reset>\`.${note}`)
+    'X-RateLimit-Limit': make('integer', `Requests allowed in the window.${note}`, example.limit),
+    'X-RateLimit-Remaining': make('integer', `Requests left in the window.${note}`, example.remaining),
+    'X-RateLimit-Reset': make('integer', `Seconds until the window resets.${note}`, example.reset),
+    'RateLimit-Policy': make('string', `IETF draft: \`"default";q=<limit>;w=<window seconds>\`.${note}`, example.policy),
+    RateLimit: make('string', `IETF draft: \`"default";r=<remaining>;t=<seconds to reset>\`.${note}`, example.fields),
+    ...(refused ? { 'Retry-After': header('integer', RETRY_AFTER_DESCRIPTION, example.reset) } : {})
   }
 }
 
-/**
- * On the answers of a rate-limited route: all of them, except while the
- * shared counters (REDIS_URL) cannot be reached, when limits fail open and
- * nothing was counted (rate-limit.ts).
- */
-export const RATE_LIMIT_HEADERS = rateLimitHeaders(optionalHeader, ' Absent while the Redis counters are unreachable (limits fail open).')
-/** On a 429, which is the limiter's own answer: always there. */
-const COUNTED_RATE_LIMIT_HEADERS = rateLimitHeaders(header)
-/** Their names, as a response carries them. */
-export const RATE_LIMIT_HEADER_NAMES = Object.keys(RATE_LIMIT_HEADERS).map(name => name.toLowerCase())
+/** The rate limiter's headers, as a response carries them (Retry-After only on a 429). */
+export const RATE_LIMIT_HEADER_NAMES = ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset', 'ratelimit-policy', 'ratelimit']
 
 /** A list's problems: `problems`, and the 412 of an If-Match its weak tag cannot satisfy, shown as the list answers it. */
 export const listProblems = (problems: ReadonlyArray<number | ProblemDoc>): Record<string, unknown> => problemResponses([...problems, { status: 412, error: listIfMatchFailed() }])
@@ -96,19 +103,24 @@ export const listProblems = (problems: ReadonlyArray<number | ProblemDoc>): Reco
 /** A 304 carries the headers its 200 would have had, but no body (RFC 9110 §15.4.5). */
 export const notModified = (headers: Record<string, unknown>) => ({ 304: { description: 'Not modified: the copy the client holds is current (no body).', type: 'null', headers } })
 
-export const LOCATION = { Location: header('string', 'Path of the created resource.') }
-const ETAG = { ETag: header('string', 'Strong entity tag of the record; send it in If-Match to change it safely, or If-None-Match to revalidate.') }
-const LAST_MODIFIED = { 'Last-Modified': header('string', 'When the record last changed (HTTP date).') }
-/** What a record's answers carry, read or written: its validators. */
-export const RECORD_HEADERS = { ...ETAG, ...LAST_MODIFIED }
-const PREFERENCE_APPLIED = { 'Preference-Applied': optionalHeader('string', '`return=minimal` when the request\'s `Prefer: return=minimal` was honoured (RFC 7240).') }
-export const CREATED_HEADERS = { ...LOCATION, ...RECORD_HEADERS, ...PREFERENCE_APPLIED }
-export const MINIMAL_HEADERS = { ...RECORD_HEADERS, ...PREFERENCE_APPLIED }
-export const LIST_HEADERS = {
-  'X-Total-Count': optionalHeader('integer', 'Matching items in all pages (page-based requests only).'),
-  Link: header('string', 'RFC 8288 links to the first, prev, next and last pages, as they apply; with `cursor`, first and next.'),
-  ETag: header('string', 'Weak entity tag of this page: it changes with its records and with its X-Total-Count (or, for a cursor page, whether a next page exists). Send it in If-None-Match to revalidate.')
-}
+/** The Location of a 201, shown as the path of the created example, `path`. */
+export const locationHeader = (path: string): Record<string, HeaderDoc> => ({ Location: header('string', 'Path of the created resource.', path) })
+/** What a record's answers carry, read or written: its validators, shown for a resource whose ETags begin with `epoch`. */
+export const recordHeaders = (epoch: string): Record<string, HeaderDoc> => ({
+  ETag: header('string', 'Strong entity tag of the record; send it in If-Match to change it safely, or If-None-Match to revalidate.', recordTagExample(epoch)),
+  'Last-Modified': header('string', 'When the record last changed (HTTP date).', LAST_MODIFIED_EXAMPLE)
+})
+const PREFERENCE_APPLIED = { 'Preference-Applied': optionalHeader('string', '`return=minimal` when the request\'s `Prefer: return=minimal` was honoured (RFC 7240).', 'return=minimal') }
+/** A create's 201: where the record is, and its validators. */
+export const createdHeaders = (location: string, epoch: string): Record<string, HeaderDoc> => ({ ...locationHeader(location), ...recordHeaders(epoch), ...PREFERENCE_APPLIED })
+/** A change's 204, answering `Prefer: return=minimal`. */
+export const minimalHeaders = (epoch: string): Record<string, HeaderDoc> => ({ ...recordHeaders(epoch), ...PREFERENCE_APPLIED })
+/** A resource list's answer, shown for the list at `path` whose page holds `items`. */
+export const listHeaders = (path: string, items: readonly unknown[]): Record<string, HeaderDoc> => ({
+  'X-Total-Count': optionalHeader('integer', 'Matching items in all pages (page-based requests only).', EXAMPLE_TOTAL),
+  Link: header('string', 'RFC 8288 links to the first, prev, next and last pages, as they apply; with `cursor`, first and next.', pageLinksExample(path)),
+  ETag: header('string', 'Weak entity tag of this page: it changes with its records and with its X-Total-Count (or, for a cursor page, whether a next page exists). Send it in If-None-Match to revalidate.', pageTagExample(items))
+})
 
 /** Request headers, as documented parameters (names are case-insensitive). */
 const IF_NONE_MATCH_READ = { 'If-None-Match': Type.Optional(Type.String({ description: 'ETags the client holds: 304 when one is current.' })) }
@@ -139,8 +151,6 @@ export const ADMIN_REMOVE = Type.Object({
   'If-Match': Type.Optional(Type.String({ description: 'ETags (or `*`) of what the client saw: 412 when none is current, and nothing is removed.' })),
   'If-None-Match': Type.Optional(Type.String({ description: 'ETags (or `*`): 412 when one is current (`*`: when it exists), and nothing is removed.' }))
 })
-export const ADMIN_ITEM_HEADERS = { ETag: header('string', 'Strong entity tag of the item as a GET shows it (without any secret): send it in If-None-Match to revalidate, or in If-Match to remove only what you saw.') }
-export const ADMIN_LIST_HEADERS = { ETag: header('string', 'Weak entity tag of this list: send it in If-None-Match to revalidate.') }
 
 /** A create's preconditions, on the collection it adds to (conditional.ts). */
 export const CREATE_CONDITIONS = {

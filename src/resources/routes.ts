@@ -9,14 +9,15 @@ import { scopeNote, securityFor } from '../auth/openapi-security.js'
 import { JSON_MEDIA_TYPE, MERGE_PATCH_MEDIA_TYPE } from '../http/json-body.js'
 import type { CursorCodec } from './cursor.js'
 import { deprecationHeaderDocs, deprecationHeaders } from './deprecation.js'
-import { Id, nestedCreateId, pageSchema, readOnlyNames, schemaIds } from './derive.js'
+import { IdParams, nestedCreateId, pageSchema, readOnlyNames, representationExample, schemaIds } from './derive.js'
 import { resourceHandlers } from './handlers.js'
 import { collectionPath, itemPath } from './links.js'
 import { pascal, type Model, type Resource } from './model.js'
+import { EXAMPLE_RECORD_ID } from './header-examples.js'
 import { EXAMPLE_ID, scopeProblem } from './problem-examples.js'
 import { listQuerySchema } from './query-schema.js'
 import { resourceProblems } from './resource-problems.js'
-import { CONDITIONAL_LIST_READ, CONDITIONAL_RECORD_READ, CONDITIONAL_WRITE, CREATE_HEADERS, CREATED_HEADERS, LIST_HEADERS, MINIMAL_HEADERS, RECORD_HEADERS, createPreconditionProblem, jsonResponse, listProblems, notModified, problemResponses, withHeaders } from './responses.js'
+import { CONDITIONAL_LIST_READ, CONDITIONAL_RECORD_READ, CONDITIONAL_WRITE, CREATE_HEADERS, createdHeaders, createPreconditionProblem, jsonResponse, listHeaders, listProblems, minimalHeaders, notModified, problemResponses, recordHeaders, withHeaders } from './responses.js'
 
 export interface ResourceRoutesOptions {
   readonly model: Model
@@ -26,8 +27,11 @@ export interface ResourceRoutesOptions {
   readonly epochs: ReadonlyMap<string, string>
 }
 
-const IdParams = Type.Object({ id: Id }, { additionalProperties: false })
-const MINIMAL = { 204: { description: 'Stored; no body because the request had `Prefer: return=minimal`.', type: 'null', headers: MINIMAL_HEADERS } }
+/** A change's 204 for `Prefer: return=minimal`, on a resource whose ETags begin with `epoch`. */
+const minimal = (epoch: string) => ({ 204: { description: 'Stored; no body because the request had `Prefer: return=minimal`.', type: 'null', headers: minimalHeaders(epoch) } })
+
+/** The items of the example page of `resource`'s lists: its example record, if it has one. */
+const examplePage = (resource: Resource): unknown[] => [representationExample(resource)].filter(item => item !== undefined)
 
 type RouteSpec = Omit<RouteOptions, 'schema'> & { schema: Record<string, unknown> }
 
@@ -40,6 +44,11 @@ export async function resourceRoutes (app: FastifyInstance, { model, resource, m
   const readOnly = readOnlyNames(resource)
   const tags = [resource.collection]
   const problems = resourceProblems(model, resource)
+  const epochOf = (target: Resource): string => epochs.get(target.collection)!
+  const epoch = epochOf(resource)
+  const listPath = collectionPath(resource.collection)
+  const listAnswer = listHeaders(listPath, examplePage(resource))
+  const record = recordHeaders(epoch)
 
   /**
    * A route answers for `target`: the resource itself, or on a related path
@@ -83,7 +92,7 @@ export async function resourceRoutes (app: FastifyInstance, { model, resource, m
       summary: `List ${resource.collection}`,
       querystring: listQuerySchema(resource, maxLimit),
       headers: CONDITIONAL_LIST_READ,
-      response: { 200: jsonResponse(`A page of ${resource.collection}.`, many, LIST_HEADERS), ...notModified(LIST_HEADERS), ...listProblems([400]) }
+      response: { 200: jsonResponse(`A page of ${resource.collection}.`, many, listAnswer), ...notModified(listAnswer), ...listProblems([400]) }
     }
   })
   route(resource, {
@@ -99,7 +108,7 @@ export async function resourceRoutes (app: FastifyInstance, { model, resource, m
       summary: `Create a ${name}`,
       headers: CREATE_HEADERS,
       body: Type.Ref(ids.create),
-      response: { 201: jsonResponse(`The created ${name} (no body with \`Prefer: return=minimal\`).`, one, CREATED_HEADERS), ...problemResponses([400, problems.createConflict, problems.createPrecondition, 413, 415, 422]) }
+      response: { 201: jsonResponse(`The created ${name} (no body with \`Prefer: return=minimal\`).`, one, createdHeaders(itemPath(resource.collection, EXAMPLE_RECORD_ID), epoch)), ...problemResponses([400, problems.createConflict, problems.createPrecondition, 413, 415, 422]) }
     }
   })
   route(resource, {
@@ -112,7 +121,7 @@ export async function resourceRoutes (app: FastifyInstance, { model, resource, m
       summary: `Get a ${name}`,
       params: IdParams,
       headers: CONDITIONAL_RECORD_READ,
-      response: { 200: jsonResponse(`The ${name}.`, one, RECORD_HEADERS), ...notModified(RECORD_HEADERS), ...problemResponses([400, problems.notFound, problems.changed]) }
+      response: { 200: jsonResponse(`The ${name}.`, one, record), ...notModified(record), ...problemResponses([400, problems.notFound, problems.changed]) }
     }
   })
   route(resource, {
@@ -129,7 +138,7 @@ export async function resourceRoutes (app: FastifyInstance, { model, resource, m
       params: IdParams,
       headers: CONDITIONAL_WRITE,
       body: Type.Ref(ids.replace),
-      response: { 200: jsonResponse(`The ${name} as stored.`, one, RECORD_HEADERS), ...MINIMAL, ...problemResponses([400, problems.notFound, problems.updateConflict, problems.changed, 413, 415, problems.ifMatchRequired]) }
+      response: { 200: jsonResponse(`The ${name} as stored.`, one, record), ...minimal(epoch), ...problemResponses([400, problems.notFound, problems.updateConflict, problems.changed, 413, 415, problems.ifMatchRequired]) }
     }
   })
   route(resource, {
@@ -146,7 +155,7 @@ export async function resourceRoutes (app: FastifyInstance, { model, resource, m
       params: IdParams,
       headers: CONDITIONAL_WRITE,
       body: { content: { [MERGE_PATCH_MEDIA_TYPE]: { schema: Type.Ref(ids.patch) }, [JSON_MEDIA_TYPE]: { schema: Type.Ref(ids.patch) } } },
-      response: { 200: jsonResponse(`The ${name} as stored.`, one, RECORD_HEADERS), ...MINIMAL, ...problemResponses([400, problems.notFound, problems.updateConflict, problems.changed, 413, 415, problems.ifMatchRequired]) }
+      response: { 200: jsonResponse(`The ${name} as stored.`, one, record), ...minimal(epoch), ...problemResponses([400, problems.notFound, problems.updateConflict, problems.changed, 413, 415, problems.ifMatchRequired]) }
     }
   })
   route(resource, {
@@ -169,6 +178,8 @@ export async function resourceRoutes (app: FastifyInstance, { model, resource, m
     // Operations are named by parent and child; by the relation where two relations reach the same child.
     const named = resource.children.filter(other => other.child === link.child).length > 1 ? pascal(link.name) : ''
     const relation = named === '' ? `${resource.typeName}${child.pluralTypeName}` : `${resource.typeName}${named}`
+    const relatedPath = `${itemPath(resource.collection, EXAMPLE_ID)}/${link.name}`
+    const relatedList = listHeaders(relatedPath, examplePage(child))
     route(child, {
       method: 'GET',
       url: `/:id/${link.name}`,
@@ -180,7 +191,7 @@ export async function resourceRoutes (app: FastifyInstance, { model, resource, m
         params: IdParams,
         querystring: listQuerySchema(child, maxLimit),
         headers: CONDITIONAL_LIST_READ,
-        response: { 200: jsonResponse(`A page of the ${name}'s ${link.name}.`, pageSchema(child), LIST_HEADERS), ...notModified(LIST_HEADERS), ...listProblems([400, problems.notFound]) }
+        response: { 200: jsonResponse(`A page of the ${name}'s ${link.name}.`, pageSchema(child), relatedList), ...notModified(relatedList), ...listProblems([400, problems.notFound]) }
       }
     })
     route(child, {
@@ -196,7 +207,7 @@ export async function resourceRoutes (app: FastifyInstance, { model, resource, m
         params: IdParams,
         headers: CREATE_HEADERS,
         body: Type.Ref(nestedCreateId(child, resource, link.foreignKey)),
-        response: { 201: jsonResponse(`The created ${child.singular}.`, Type.Ref(childIds.representation), CREATED_HEADERS), ...problemResponses([400, problems.notFound, childProblems.createConflict, createPreconditionProblem(`${itemPath(resource.collection, EXAMPLE_ID)}/${link.name}`), 413, 415, 422]) }
+        response: { 201: jsonResponse(`The created ${child.singular}.`, Type.Ref(childIds.representation), createdHeaders(itemPath(child.collection, EXAMPLE_RECORD_ID), epochOf(child))), ...problemResponses([400, problems.notFound, childProblems.createConflict, createPreconditionProblem(relatedPath), 413, 415, 422]) }
       }
     })
   }

@@ -4,17 +4,17 @@
  */
 import { Type, type Static } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
-import { sendAdminCreated, sendAdminList } from '../auth/admin-conditional.js'
+import { adminListHeaders, sendAdminCreated, sendAdminList, type AdminList } from '../auth/admin-conditional.js'
 import { ADMIN_FORBIDDEN, adminCollectionRoutes, adminConfig, adminCreateOperation, adminOperation, adminWriteConfig, checkBeforeAdminCreate, noSuchItem, NullableTimestamp, Timestamp } from '../auth/admin-collection.js'
 import { DeliveryNotResendable, ResourceNotFound } from '../errors.js'
 import { bodyMembers, refuseWithAll } from '../http/attached-validation.js'
 import { ifMatchWithoutRepresentation, noRepresentationToMatch } from '../http/conditional.js'
 import { linkBase } from '../http/instance.js'
-import { Id } from '../resources/derive.js'
+import { Id, IdParams } from '../resources/derive.js'
 import { stringEnum } from '../resources/model.js'
 import { EXAMPLE_EVENT_ID, EXAMPLE_ID, type ProblemDoc } from '../resources/problem-examples.js'
 import { itemPath, link } from '../resources/links.js'
-import { ADMIN_LIST_HEADERS, ADMIN_LIST_READ, header, jsonResponse, listProblems, NO_REPRESENTATION_CONDITIONS, noRepresentationProblem, notModified, problemResponses } from '../resources/responses.js'
+import { ADMIN_LIST_READ, header, jsonResponse, listProblems, NO_REPRESENTATION_CONDITIONS, noRepresentationProblem, notModified, problemResponses } from '../resources/responses.js'
 import type { AttemptRecord, Subscription } from '../store/webhook-store.js'
 import { patternIssues } from './events.js'
 import { newSigningSecret } from './signing.js'
@@ -22,6 +22,10 @@ import { resolveTarget, TargetRefused, TargetUnresolved } from './targets.js'
 
 /** What the document shows: a subscription as listed, and as created (the only time its secret is shown). */
 const WEBHOOK_EXAMPLE = { id: 1, url: 'https://hooks.example.com/resourcery', events: ['projects.created', 'tasks.*'], createdAt: '2026-11-02T09:30:00.000Z', active: true, disabledAt: null, disabledReason: null }
+
+const ATTEMPT_EXAMPLE = {
+  id: 12, eventId: 'msg_2b5f0c9e8d7a4b1c9e3f6a5d4c3b2a19', eventType: 'tasks.updated', attempt: 2, attemptedAt: '2026-11-20T17:42:15.000Z', durationMs: 84, responseStatus: 503, error: null, outcome: 'retrying', nextAttemptAt: '2026-11-20T17:42:35.000Z'
+}
 
 export const Webhook = Type.Object({
   id: Id,
@@ -60,9 +64,7 @@ export const WebhookAttempt = Type.Object({
   $id: 'WebhookAttempt',
   additionalProperties: false,
   description: 'One attempt at delivering an event.',
-  examples: [{
-    id: 12, eventId: 'msg_2b5f0c9e8d7a4b1c9e3f6a5d4c3b2a19', eventType: 'tasks.updated', attempt: 2, attemptedAt: '2026-11-20T17:42:15.000Z', durationMs: 84, responseStatus: 503, error: null, outcome: 'retrying', nextAttemptAt: '2026-11-20T17:42:35.000Z'
-  }]
+  examples: [ATTEMPT_EXAMPLE]
 })
 
 export const webhookSchemas = [Webhook, WebhookCreate, WebhookCreated, WebhookAttempt]
@@ -89,9 +91,20 @@ export interface WebhookRoutesOptions {
 const SUBSCRIPTION = 'webhook subscription'
 
 /** A page of attempts is reached by `before` (keyset: new attempts do not shift the older pages), so it links to the first page and the next, not to a last. */
+const DEFAULT_DELIVERIES_LIMIT = 100
+
+/** A page of attempts' links, where `path` asks for the first page and `last` is the oldest attempt of this one, when older ones follow. */
+const deliveriesLinks = (path: string, last: number | undefined): string =>
+  [link(path, 'first'), ...(last === undefined ? [] : [link(`${path}&before=${last}`, 'next')])].join(', ')
+
+/** A page of attempts, shown as the first page of subscription 7's, which older attempts follow. */
+const DELIVERIES_EXAMPLE: AdminList = {
+  items: [ATTEMPT_EXAMPLE],
+  headers: { link: deliveriesLinks(`${itemPath('webhooks', EXAMPLE_ID)}/deliveries?limit=${DEFAULT_DELIVERIES_LIMIT}`, ATTEMPT_EXAMPLE.id) }
+}
 const DELIVERIES_HEADERS = {
-  ...ADMIN_LIST_HEADERS,
-  Link: header('string', 'RFC 8288 links: `first`, the newest attempts, and `next`, the older ones after this page, while there are any.')
+  ...adminListHeaders(DELIVERIES_EXAMPLE),
+  Link: header('string', 'RFC 8288 links: `first`, the newest attempts, and `next`, the older ones after this page, while there are any.', DELIVERIES_EXAMPLE.headers!.link!)
 }
 
 const noDelivery = (id: number, eventId: string): Error => new ResourceNotFound(`webhook subscription ${id} has no delivery of event ${eventId}`)
@@ -116,7 +129,7 @@ export async function webhookRoutes (app: FastifyInstance, { collections, allowP
     config: adminWriteConfig,
     // The handler's own checks (event names, the target's address) join the schema's issues in one 400.
     attachValidation: true,
-    schema: adminCreateOperation('webhooks', 'createWebhook', 'Subscribe to events', { path: '/webhooks', body: 'WebhookCreate', created: 'WebhookCreated', shown: 'The subscription and its signing secret, shown only now.' })
+    schema: adminCreateOperation('webhooks', 'createWebhook', 'Subscribe to events', { path: '/webhooks', body: 'WebhookCreate', created: 'WebhookCreated', shown: 'The subscription and its signing secret, shown only now.', example: WEBHOOK_EXAMPLE })
   }, async function createWebhook (request, reply) {
     const { url, events } = bodyMembers(request)
     // A pattern that is not a string is the schema's to name: read as `*`, it keeps the others' indices and adds nothing.
@@ -152,6 +165,7 @@ export async function webhookRoutes (app: FastifyInstance, { collections, allowP
     singular: 'Webhook',
     items: store.subscriptions,
     view: webhookView,
+    example: WEBHOOK_EXAMPLE,
     maxLimit,
     revoke: async id => await store.remove(id),
     revoked: 'Deleted: no further events are sent to it, pending retries included.'
@@ -160,9 +174,9 @@ export async function webhookRoutes (app: FastifyInstance, { collections, allowP
   app.get('/webhooks/:id/deliveries', {
     config: adminConfig,
     schema: adminOperation('webhooks', 'listWebhookDeliveries', 'List delivery attempts of a webhook subscription', {
-      params: Type.Object({ id: Id }, { additionalProperties: false }),
+      params: IdParams,
       querystring: Type.Object({
-        limit: Type.Integer({ minimum: 1, maximum: 1000, default: 100, description: 'How many attempts a page holds.' }),
+        limit: Type.Integer({ minimum: 1, maximum: 1000, default: DEFAULT_DELIVERIES_LIMIT, description: 'How many attempts a page holds.' }),
         before: Type.Optional({ ...Id, description: 'Only attempts older than the one with this `id`: the `next` link sets it to the last attempt of the page.' })
       }, { additionalProperties: false }),
       headers: ADMIN_LIST_READ,
@@ -177,8 +191,7 @@ export async function webhookRoutes (app: FastifyInstance, { collections, allowP
       // One more than the page, to know whether a next page exists.
       const attempts = await store.attempts(id, limit + 1, before)
       const page = attempts.slice(0, limit)
-      const next = attempts.length > limit ? [link(`${path}&before=${page[page.length - 1]!.id}`, 'next')] : []
-      return { items: page.map(attemptView), headers: { link: [link(path, 'first'), ...next].join(', ') } }
+      return { items: page.map(attemptView), headers: { link: deliveriesLinks(path, attempts.length > limit ? page.at(-1)!.id : undefined) } }
     })
   })
 
@@ -186,7 +199,7 @@ export async function webhookRoutes (app: FastifyInstance, { collections, allowP
     config: adminWriteConfig,
     schema: adminOperation('webhooks', 'resendWebhookDelivery', 'Send an event to a subscription again', {
       description: 'Schedules a finished delivery (succeeded, or failed after its retries) of the event again, with the same `webhook-id` and body, freshly signed. It is sent within `WEBHOOK_POLL_MS`; if it fails and the event is more than 25 h old, it is not retried.',
-      params: Type.Object({ id: Id, eventId: Type.String({ pattern: '^msg_[0-9a-f]{32}$', description: 'The event\'s id, as `eventId` in the delivery attempts.' }) }, { additionalProperties: false }),
+      params: Type.Object({ ...IdParams.properties, eventId: Type.String({ pattern: '^msg_[0-9a-f]{32}$', description: 'The event\'s id, as `eventId` in the delivery attempts.', examples: [EXAMPLE_EVENT_ID] }) }, { additionalProperties: false }),
       headers: NO_REPRESENTATION_CONDITIONS,
       response: { 202: { description: 'Scheduled; the attempt will appear in the deliveries.', type: 'null' }, ...problemResponses([400, 401, ADMIN_FORBIDDEN, RESEND_NOT_FOUND, RESEND_CONFLICT, RESEND_PRECONDITION, 429]) }
     })
