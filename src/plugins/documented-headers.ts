@@ -29,7 +29,8 @@ const WWW_AUTHENTICATE_BASIC = header('string', `\`${CLIENT_CHALLENGE}\`: authen
 
 /** A 403's challenge (AUTHZ_DENIED_STATUS=403), naming the scope `route` needs. */
 function scopeChallenge (route: RouteOptions): HeaderDoc {
-  const scope = route.config?.scope ?? 'admin'
+  const scope = route.config?.scope
+  if (scope === undefined) throw new Error(`${route.url} documents a 403 but needs no scope`)
   return header('string', '`Bearer realm="api", error="insufficient_scope", scope="…"`, naming the scope needed (RFC 6750 §3).', headerOfError(insufficientScope(scope, 403), 'www-authenticate'))
 }
 

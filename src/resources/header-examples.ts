@@ -6,6 +6,8 @@
  * second page of a list of 95; a credential at the default limit of 100
  * requests a minute that has just made its first, or (on a 429) its last.
  */
+import { Settings } from '../config.js'
+import { parseDuration } from '../duration.js'
 import { annotationOf, storeUnavailable } from '../errors.js'
 import { bodyTag, formatEntityTag, httpDate, pageTag, recordTag } from '../http/conditional.js'
 import { policyField, remainingField } from '../http/rate-limit-fields.js'
@@ -36,7 +38,10 @@ export const bodyTagExample = (body: unknown): string => formatEntityTag(bodyTag
 /** A route's rate limit: `max` requests in `windowSeconds`. */
 export interface RateLimitSetting { readonly max: number, readonly windowSeconds: number }
 /** RATE_LIMIT_MAX and RATE_LIMIT_WINDOW at their defaults. */
-export const DEFAULT_RATE_LIMIT: RateLimitSetting = { max: 100, windowSeconds: 60 }
+export const DEFAULT_RATE_LIMIT: RateLimitSetting = {
+  max: Settings.properties.RATE_LIMIT_MAX.default as number,
+  windowSeconds: parseDuration(Settings.properties.RATE_LIMIT_WINDOW.default as string)!
+}
 /** Where the example 429 stands in its window: the problem example says to retry after 42 s. */
 export const RETRY_AFTER_EXAMPLE = 42
 

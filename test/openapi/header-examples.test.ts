@@ -4,6 +4,7 @@
 import type { LightMyRequestResponse } from 'fastify'
 import t from 'tap'
 import { resources } from '../../schemas/index.js'
+import { Settings } from '../../src/config.js'
 import { buildModel } from '../../src/resources/model.js'
 import { openStore } from '../../src/store/open.js'
 import { bearer, body, buildTestApp, post, testStoreOptions } from '../helper.js'
@@ -128,7 +129,8 @@ t.test('a list\'s examples are the answer to its second page of 95', async t => 
 const example429Detail = (): string => document.paths['/v1/projects'].get.responses['429'].content['application/problem+json'].example.detail as string
 
 t.test('the rate-limit examples are a credential\'s first answer at the default limit, and a refusal\'s', async t => {
-  const limited = await buildTestApp(t, { env: { RATE_LIMIT_MAX: '100', RATE_LIMIT_WINDOW: '1m' } })
+  // The service's defaults, which the helper raises for other tests.
+  const limited = await buildTestApp(t, { env: { RATE_LIMIT_MAX: String(Settings.properties.RATE_LIMIT_MAX.default), RATE_LIMIT_WINDOW: String(Settings.properties.RATE_LIMIT_WINDOW.default) } })
   const first = await limited.inject({ method: 'GET', url: '/v1/projects', headers: { authorization: bearer({ sub: 'first-request', scope: 'admin' }) } })
   t.equal(first.statusCode, 200)
   for (const name of ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'RateLimit-Policy', 'RateLimit']) {
