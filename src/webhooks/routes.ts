@@ -4,7 +4,7 @@
  */
 import { Type, type Static } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
-import { adminListHeaders, sendAdminCreated, sendAdminList, type AdminList } from '../auth/admin-conditional.js'
+import { adminListHeaders, sendAdminCreated, sendAdminList } from '../auth/admin-conditional.js'
 import { ADMIN_FORBIDDEN, adminCollectionRoutes, adminConfig, adminCreateOperation, adminOperation, adminWriteConfig, checkBeforeAdminCreate, noSuchItem, NullableTimestamp, Timestamp } from '../auth/admin-collection.js'
 import { DeliveryNotResendable, ResourceNotFound } from '../errors.js'
 import { bodyMembers, refuseWithAll } from '../http/attached-validation.js'
@@ -98,13 +98,10 @@ const deliveriesLinks = (path: string, last: number | undefined): string =>
   [link(path, 'first'), ...(last === undefined ? [] : [link(`${path}&before=${last}`, 'next')])].join(', ')
 
 /** A page of attempts, shown as the first page of subscription 7's, which older attempts follow. */
-const DELIVERIES_EXAMPLE: AdminList = {
-  items: [ATTEMPT_EXAMPLE],
-  headers: { link: deliveriesLinks(`${itemPath('webhooks', EXAMPLE_ID)}/deliveries?limit=${DEFAULT_DELIVERIES_LIMIT}`, ATTEMPT_EXAMPLE.id) }
-}
+const DELIVERIES_LINKS_EXAMPLE = deliveriesLinks(`${itemPath('webhooks', EXAMPLE_ID)}/deliveries?limit=${DEFAULT_DELIVERIES_LIMIT}`, ATTEMPT_EXAMPLE.id)
 const DELIVERIES_HEADERS = {
-  ...adminListHeaders(DELIVERIES_EXAMPLE),
-  Link: header('string', 'RFC 8288 links: `first`, the newest attempts, and `next`, the older ones after this page, while there are any.', DELIVERIES_EXAMPLE.headers!.link!)
+  ...adminListHeaders({ items: [ATTEMPT_EXAMPLE], headers: { link: DELIVERIES_LINKS_EXAMPLE } }),
+  Link: header('string', 'RFC 8288 links: `first`, the newest attempts, and `next`, the older ones after this page, while there are any.', DELIVERIES_LINKS_EXAMPLE)
 }
 
 const noDelivery = (id: number, eventId: string): Error => new ResourceNotFound(`webhook subscription ${id} has no delivery of event ${eventId}`)
