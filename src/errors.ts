@@ -75,6 +75,9 @@ export const IdempotencyInProgress = define('RSY_ERR_IDEMPOTENCY_IN_PROGRESS', 4
 
 // Limits
 export const TooManyRequests = define('RSY_ERR_RATE_LIMITED', 429, 'rate-limited', 'Too Many Requests', '%s')
+/** The 429 of a credential (or an address) past `max` requests in `windowSeconds`, which may try again after `retryAfterSeconds`. */
+export const rateLimited = (max: number, windowSeconds: number, retryAfterSeconds: number): Error =>
+  new TooManyRequests(`more than ${max} requests in ${windowSeconds} s; retry after ${retryAfterSeconds} s`)
 export const UriTooLong = define('RSY_ERR_QUERY_TOO_LONG', 414, 'uri-too-long', 'URI Too Long', '%s')
 
 // Service

@@ -6,7 +6,9 @@
  */
 import { Type } from '@sinclair/typebox'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
-import { annotate, OAuthInvalidClient, OAuthInvalidRequest, OAuthInvalidScope, OAuthUnsupportedGrant } from '../errors.js'
+import { annotate, OAuthInvalidClient, OAuthInvalidRequest, OAuthInvalidScope, OAuthUnsupportedGrant, rateLimited } from '../errors.js'
+import type { tokenEndpointLimit } from '../plugins/rate-limit.js'
+import { refusedWaitExample } from '../resources/header-examples.js'
 import type { ProblemDoc } from '../resources/problem-examples.js'
 import { ifMatchWithoutRepresentation, noRepresentationToMatch } from '../http/conditional.js'
 import { linkBase } from '../http/instance.js'
@@ -61,10 +63,16 @@ function basicCredentials (request: FastifyRequest): { clientId: string, secret:
   }
 }
 
+/** The endpoint's 429, shown under its own limit (`max` in a window of `timeWindow` ms), not the service's. */
+function refusedHere ({ max, timeWindow }: TokenRouteOptions['rateLimit']): ProblemDoc {
+  const setting = { max, windowSeconds: timeWindow / 1000 }
+  return { status: 429, error: rateLimited(setting.max, setting.windowSeconds, refusedWaitExample(setting)) }
+}
+
 export interface TokenRouteOptions {
   readonly ttlSeconds: number
   /** The endpoint's own, stricter rate limit. */
-  readonly rateLimit: Record<string, unknown>
+  readonly rateLimit: ReturnType<typeof tokenEndpointLimit>
 }
 
 export async function tokenRoute (app: FastifyInstance, { ttlSeconds, rateLimit }: TokenRouteOptions): Promise<void> {
@@ -94,7 +102,7 @@ export async function tokenRoute (app: FastifyInstance, { ttlSeconds, rateLimit 
       body: { content: { [FORM]: { schema: Type.Ref('TokenRequest') }, 'application/json': { schema: Type.Ref('TokenRequest') } } },
       response: {
         200: jsonResponse('An access token.', Type.Ref('TokenResponse')),
-        ...problemResponses([TOKEN_REFUSED, CLIENT_UNAUTHENTICATED, TOKEN_PRECONDITION, 413, 415, 429])
+        ...problemResponses([TOKEN_REFUSED, CLIENT_UNAUTHENTICATED, TOKEN_PRECONDITION, 413, 415, refusedHere(rateLimit)])
       }
     }
   }, async function issueToken (request, reply) {

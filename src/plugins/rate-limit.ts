@@ -11,7 +11,7 @@ import rateLimit from '@fastify/rate-limit'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import type { Redis } from 'ioredis'
-import { annotate, TooManyRequests } from '../errors.js'
+import { annotate, rateLimited } from '../errors.js'
 import { policyField, remainingField } from '../http/rate-limit-fields.js'
 
 export interface RateLimitOptions {
@@ -81,7 +81,7 @@ async function limits (app: FastifyInstance, options: RateLimitOptions): Promise
     addHeadersOnExceeding: { 'x-ratelimit-limit': true, 'x-ratelimit-remaining': true, 'x-ratelimit-reset': true },
     addHeaders: { 'x-ratelimit-limit': true, 'x-ratelimit-remaining': true, 'x-ratelimit-reset': true, 'retry-after': true },
     errorResponseBuilder: (_request, context) => annotate(
-      new TooManyRequests(`more than ${context.max} requests in ${options.windowSeconds} s; retry after ${Math.ceil(context.ttl / 1000)} s`),
+      rateLimited(context.max, options.windowSeconds, Math.ceil(context.ttl / 1000)),
       {}
     )
   })

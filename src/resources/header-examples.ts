@@ -47,10 +47,14 @@ export const RETRY_AFTER_EXAMPLE = 42
 
 export interface RateLimitExample { readonly limit: number, readonly remaining: number, readonly reset: number, readonly policy: string, readonly fields: string }
 
+/** How long the example 429 under `setting` waits: 42 s, unless its window is shorter. */
+export const refusedWaitExample = ({ windowSeconds }: RateLimitSetting): number => Math.min(RETRY_AFTER_EXAMPLE, windowSeconds)
+
 /** The rate-limit headers under `setting`, on the answer to a credential's first request, or (`refused`) on a 429. */
-export function rateLimitExample ({ max, windowSeconds }: RateLimitSetting, refused: boolean): RateLimitExample {
+export function rateLimitExample (setting: RateLimitSetting, refused: boolean): RateLimitExample {
+  const { max, windowSeconds } = setting
   const remaining = refused ? 0 : max - 1
-  const reset = refused ? Math.min(RETRY_AFTER_EXAMPLE, windowSeconds) : windowSeconds
+  const reset = refused ? refusedWaitExample(setting) : windowSeconds
   return { limit: max, remaining, reset, policy: policyField(max, windowSeconds), fields: remainingField(remaining, reset) }
 }
 

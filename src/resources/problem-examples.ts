@@ -6,10 +6,10 @@
 import { insufficientScope, noCredential } from '../auth/authenticate.js'
 import {
   BodyTooLarge, IdempotencyKeyReused, invalid, MethodNotAllowed, NotAcceptable, NOTHING_ACCEPTABLE, PreconditionFailed, PreconditionRequired,
-  ResourceNotFound, storeUnavailable, TooManyRequests, UniqueViolation, UnsupportedMediaType, UriTooLong
+  rateLimited, ResourceNotFound, storeUnavailable, UniqueViolation, UnsupportedMediaType, UriTooLong
 } from '../errors.js'
 import { PROBLEM_MEDIA_TYPE, toProblem, type Problem } from '../http/problem.js'
-import { EXAMPLE_REQUEST_ID, RETRY_AFTER_EXAMPLE } from './header-examples.js'
+import { DEFAULT_RATE_LIMIT, EXAMPLE_REQUEST_ID, refusedWaitExample } from './header-examples.js'
 
 // The document's transform sets each example's instance to its own operation's path (withExampleInstance).
 const CONTEXT = { instance: '/v1/projects/7', requestId: EXAMPLE_REQUEST_ID }
@@ -30,7 +30,7 @@ const SAMPLES: Readonly<Record<number, () => unknown>> = {
   415: () => new UnsupportedMediaType('Content-Type text/plain is not accepted here; send application/json'),
   422: () => new IdempotencyKeyReused('this Idempotency-Key was used with a different request; use a new key for a new request'),
   428: () => new PreconditionRequired('changing a project needs If-Match with its current ETag'),
-  429: () => new TooManyRequests(`more than 100 requests in 60 s; retry after ${RETRY_AFTER_EXAMPLE} s`),
+  429: () => rateLimited(DEFAULT_RATE_LIMIT.max, DEFAULT_RATE_LIMIT.windowSeconds, refusedWaitExample(DEFAULT_RATE_LIMIT)),
   // Anything the catalog does not know is answered as an opaque 500.
   500: () => new Error('example'),
   503: () => storeUnavailable('the database is unavailable; try again shortly')

@@ -141,6 +141,14 @@ t.test('the rate-limit examples are a credential\'s first answer at the default 
   for (const name of ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'RateLimit-Policy']) {
     t.equal(sent(token, name), example('/v1/auth/token', 'post', 401, name), `the token endpoint's own limit: ${name}`)
   }
+  let refused = token
+  for (let tries = 1; tries <= 20 && refused.statusCode !== 429; tries++) {
+    refused = await limited.inject({ method: 'POST', url: '/v1/auth/token', headers: { authorization: undefined, 'content-type': 'application/json' }, payload: '{"grant_type":"client_credentials"}' })
+  }
+  t.equal(refused.statusCode, 429, 'the token endpoint refuses past its limit')
+  const withoutWait = (detail: string): string => detail.replace(/retry after \d+ s/, 'retry after … s')
+  const tokenProblem = document.paths['/v1/auth/token'].post.responses['429'].content['application/problem+json'].example
+  t.equal(withoutWait(tokenProblem.detail), withoutWait(body(refused).detail), 'its 429 example names its own limit, as the real one does')
   t.equal(example('/v1/projects', 'get', 429, 'X-RateLimit-Remaining'), 0, 'a 429 has none left')
   t.equal(example('/v1/projects', 'get', 429, 'Retry-After'), Number(/retry after (\d+) s/.exec(example429Detail())![1]), 'and waits as its problem example says')
 })
