@@ -8,7 +8,7 @@ import { Type } from '@sinclair/typebox'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { annotate, OAuthInvalidClient, OAuthInvalidRequest, OAuthInvalidScope, OAuthUnsupportedGrant, rateLimited } from '../errors.js'
 import type { tokenEndpointLimit } from '../plugins/rate-limit.js'
-import { refusedWaitExample } from '../resources/header-examples.js'
+import { rateLimitSetting, refusedWaitExample } from '../resources/header-examples.js'
 import type { ProblemDoc } from '../resources/problem-examples.js'
 import { ifMatchWithoutRepresentation, noRepresentationToMatch } from '../http/conditional.js'
 import { linkBase } from '../http/instance.js'
@@ -63,9 +63,9 @@ function basicCredentials (request: FastifyRequest): { clientId: string, secret:
   }
 }
 
-/** The endpoint's 429, shown under its own limit (`max` in a window of `timeWindow` ms), not the service's. */
-function refusedHere ({ max, timeWindow }: TokenRouteOptions['rateLimit']): ProblemDoc {
-  const setting = { max, windowSeconds: timeWindow / 1000 }
+/** The endpoint's 429, shown under its own limit, not the service's. */
+function refusedHere (limit: TokenRouteOptions['rateLimit']): ProblemDoc {
+  const setting = rateLimitSetting(limit)!
   return { status: 429, error: rateLimited(setting.max, setting.windowSeconds, refusedWaitExample(setting)) }
 }
 

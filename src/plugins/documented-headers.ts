@@ -13,7 +13,7 @@ import fp from 'fastify-plugin'
 import { insufficientScope, noCredential } from '../auth/authenticate.js'
 import { CLIENT_CHALLENGE } from '../auth/token-route.js'
 import { ACCEPTED_CODINGS } from '../http/request-coding.js'
-import { DEFAULT_RATE_LIMIT, EXAMPLE_REQUEST_ID, headerOfError, type RateLimitSetting } from '../resources/header-examples.js'
+import { DEFAULT_RATE_LIMIT, EXAMPLE_REQUEST_ID, headerOfError, rateLimitSetting, type RateLimitSetting } from '../resources/header-examples.js'
 import { header, optionalHeader, rateLimitHeaders, sharedHeader, withHeaders, type HeaderDoc } from '../resources/responses.js'
 import { cacheControlOf } from './caching.js'
 
@@ -46,35 +46,37 @@ function cacheControl (route: RouteOptions, status: number): HeaderDoc {
 function rateLimitOf (route: RouteOptions): RateLimitSetting | undefined {
   const own = route.config?.rateLimit
   if (own === false) return undefined
-  return typeof own?.max === 'number' && typeof own.timeWindow === 'number' ? { max: own.max, windowSeconds: own.timeWindow / 1000 } : DEFAULT_RATE_LIMIT
+  return (own === undefined ? undefined : rateLimitSetting(own)) ?? DEFAULT_RATE_LIMIT
 }
 
 /** The media types a body here may be in, as Accept-Post and Accept-Patch name them. */
 const acceptedTypes = (route: RouteOptions): string => (route.config?.accepts ?? []).join(', ')
 
-/** The headers an answer of `status` on `route` carries, besides its own. */
-function answerHeaders (route: RouteOptions, status: number): Record<string, HeaderDoc> {
+/** The headers an answer of each status on `route` carries, besides its own: what is the same for every status is made once. */
+function answerHeaders (route: RouteOptions): (status: number) => Record<string, HeaderDoc> {
   const methods = [route.method].flat()
   const limit = rateLimitOf(route)
+  const counted = limit === undefined ? {} : rateLimitHeaders(limit, false)
+  const refused = limit === undefined ? {} : rateLimitHeaders(limit, true)
   const basic = (route.schema?.security as Array<Record<string, unknown>> | undefined)?.some(requirement => 'clientBasic' in requirement) === true
-  return {
+  return status => ({
     'X-Request-Id': X_REQUEST_ID,
     'Cache-Control': cacheControl(route, status),
-    ...(limit === undefined ? {} : rateLimitHeaders(limit, status === 429)),
+    ...(status === 429 ? refused : counted),
     ...(route.config?.idempotent === true ? { 'Idempotent-Replayed': IDEMPOTENT_REPLAYED } : {}),
     ...(status === 401 ? { 'WWW-Authenticate': basic ? WWW_AUTHENTICATE_BASIC : WWW_AUTHENTICATE_BEARER } : {}),
     ...(status === 403 ? { 'WWW-Authenticate': scopeChallenge(route) } : {}),
     ...(status === 415 && methods.includes('POST') ? { 'Accept-Post': header('string', 'The media types a POST here accepts.', acceptedTypes(route)) } : {}),
     ...(status === 415 && methods.includes('PATCH') ? { 'Accept-Patch': header('string', 'The media types a PATCH here accepts.', acceptedTypes(route)) } : {}),
     ...(status === 415 ? { 'Accept-Encoding': ACCEPT_ENCODING } : {})
-  }
+  })
 }
 
 async function documentedHeaders (app: FastifyInstance): Promise<void> {
   app.addHook('onRoute', function documentAnswerHeaders (route) {
     const responses = route.schema?.response as Record<string, unknown> | undefined
     if (responses === undefined || route.schema?.hide === true) return
-    route.schema = { ...route.schema, response: withHeaders(responses, status => answerHeaders(route, status)) }
+    route.schema = { ...route.schema, response: withHeaders(responses, answerHeaders(route)) }
   })
 }
 

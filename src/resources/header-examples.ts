@@ -47,6 +47,12 @@ export const RETRY_AFTER_EXAMPLE = 42
 
 export interface RateLimitExample { readonly limit: number, readonly remaining: number, readonly reset: number, readonly policy: string, readonly fields: string }
 
+/** A route's own limit as @fastify/rate-limit takes it (`timeWindow` in ms), when it is plain numbers. */
+export function rateLimitSetting (options: { readonly max?: unknown, readonly timeWindow?: unknown }): RateLimitSetting | undefined {
+  const { max, timeWindow } = options
+  return typeof max === 'number' && typeof timeWindow === 'number' ? { max, windowSeconds: timeWindow / 1000 } : undefined
+}
+
 /** How long the example 429 under `setting` waits: 42 s, unless its window is shorter. */
 export const refusedWaitExample = ({ windowSeconds }: RateLimitSetting): number => Math.min(RETRY_AFTER_EXAMPLE, windowSeconds)
 
