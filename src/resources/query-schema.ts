@@ -16,10 +16,26 @@ export const MAX_IN_VALUES = 100
 /** Names every resource can be sorted by, besides its declared sortable fields. */
 export const ALWAYS_SORTABLE = ['id', 'name', 'createdAt', 'updatedAt'] as const
 
-/** The value schema a filter compares with: the field's type, enum and format, without its bounds. */
+/** The value schema an order comparison (`lt` … `gte`) takes: the field's type, enum and format, without its bounds. */
 export function filterValueSchema (field: Field): TSchema {
   const { type, enum: values, format } = field.schema as { type?: string, enum?: unknown[], format?: string }
   return { ...(type === undefined ? {} : { type }), ...(values === undefined ? {} : { enum: values }), ...(format === undefined ? {} : { format }) } as TSchema
+}
+
+/** Keywords that bound the values a field holds. */
+const VALUE_BOUNDS = ['minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'multipleOf', 'minLength', 'maxLength', 'pattern'] as const
+
+/**
+ * The value schema an equality (`eq`, `ne`, `in`) takes: the field's bounds
+ * too. No record holds a value outside them, so `priority=33` (for 3) would
+ * match nothing and `priority[ne]=33` everything, silently; it is refused as
+ * an enum value that does not exist is. An order comparison keeps only the
+ * type: `priority[lt]=10` is a fair way to ask for all.
+ */
+export function equalityValueSchema (field: Field): TSchema {
+  const schema = field.schema as Record<string, unknown>
+  const bounds = Object.fromEntries(VALUE_BOUNDS.filter(keyword => schema[keyword] !== undefined).map(keyword => [keyword, schema[keyword]]))
+  return { ...filterValueSchema(field), ...bounds } as TSchema
 }
 
 /** Formats whose strings are points in time: ordered, and spelled by a rule rather than written as text. */
@@ -69,14 +85,15 @@ function fieldFilterProperties (resource: Resource): TProperties {
   const properties: TProperties = {}
   for (const name of resource.definition.filterable) {
     const field = resource.fields.get(name)!
-    const value = filterValueSchema(field)
-    properties[name] = Type.Optional({ ...value, description: `Only ${resource.collection} whose ${name} ${OPERATOR_TEXT.eq}.` } as TSchema)
+    const ordered = filterValueSchema(field)
+    const equal = equalityValueSchema(field)
+    properties[name] = Type.Optional({ ...equal, description: `Only ${resource.collection} whose ${name} ${OPERATOR_TEXT.eq}.` } as TSchema)
     for (const op of operatorsFor(field)) {
       const description = `Only ${resource.collection} whose ${name} ${OPERATOR_TEXT[op]}.`
       properties[`${name}[${op}]`] = Type.Optional(
         op === 'in'
-          ? Type.Array(value, { minItems: 1, maxItems: MAX_IN_VALUES, description })
-          : op === 'like' ? Type.String({ description }) : { ...value, description } as TSchema
+          ? Type.Array(equal, { minItems: 1, maxItems: MAX_IN_VALUES, description })
+          : op === 'like' ? Type.String({ description }) : { ...(op === 'eq' || op === 'ne' ? equal : ordered), description } as TSchema
       )
     }
   }

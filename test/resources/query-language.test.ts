@@ -104,6 +104,25 @@ t.test('field filters: every operator, values parsed by type', async t => {
   t.equal((await get(app, '/v1/tasks?priority[in]=1,2&dueDate[lt]=2030-01-01&status[in]=todo,doing')).statusCode, 200)
 })
 
+t.test('an equality with a value outside the field\'s bounds is 400 naming the bound; an order comparison takes any value of the type', async t => {
+  const { app, projects } = await seed(t)
+  const outside = assertProblem(t, await get(app, '/v1/tasks?priority=33&priority[ne]=6&priority[in]=2,0&assignee='), 400, 'validation')
+  t.same([...outside.errors].sort((a: Json, b: Json) => a.pointer.localeCompare(b.pointer)), [
+    { in: 'query', pointer: '/assignee', detail: 'must NOT have fewer than 1 characters' },
+    { in: 'query', pointer: '/priority', detail: 'must be <= 5' },
+    { in: 'query', pointer: '/priority[in]/1', detail: 'must be >= 1' },
+    { in: 'query', pointer: '/priority[ne]', detail: 'must be <= 5' }
+  ], 'a value no record can hold would match nothing (or, by ne, everything): a typo, named')
+  t.same(pointers(assertProblem(t, await get(app, '/v1/projects?budget=-1'), 400, 'validation')), ['/budget'])
+  t.same(pointers(assertProblem(t, await get(app, `/v1/projects?name=${'n'.repeat(201)}`), 400, 'validation')), ['/name'])
+
+  const ids = async (query: string): Promise<number[]> => body(await get(app, `/v1/projects?${query}&limit=100`)).map((item: Json) => item.id)
+  t.same(await ids('budget[gte]=-1'), projects.filter(p => p.budget !== undefined).map(p => p.id), 'gte below the minimum: every record with a value')
+  t.same(await ids(`name[lt]=${'z'.repeat(201)}`), projects.filter(p => p.name < 'z'.repeat(201)).map(p => p.id), 'lt past the longest name')
+  const tasks = await get(app, '/v1/tasks?priority[lt]=10&priority[gte]=0')
+  t.equal(tasks.statusCode, 200, 'an order comparison beyond the bounds is a fair question')
+})
+
 t.test('like matches formatted text such as an email; a date or an instant is only compared', async t => {
   const contacts = defineResource({
     collection: 'contacts',
