@@ -42,6 +42,12 @@ export function belongsTo (collection: string, options: { foreignKey: string, on
 
 export const FILTER_OPERATORS = ['eq', 'ne', 'lt', 'lte', 'gt', 'gte', 'in', 'like'] as const
 export type FilterOperator = typeof FILTER_OPERATORS[number]
+/**
+ * Operators that compare with values the field can hold, its bounds included:
+ * a value outside them would match nothing (by `ne`, everything). Order
+ * comparisons (`lt` … `gte`) take any value of the field's type.
+ */
+export const EQUALITY_OPERATORS: ReadonlySet<FilterOperator> = new Set(['eq', 'ne', 'in'])
 
 /** One comparison on one field; a named filter is a list of them, ANDed. */
 export interface Condition {

@@ -5,7 +5,7 @@
  * sort, filter, fields, cursor, and `field` / `field[op]` per filterable field.
  */
 import { Type, type TProperties, type TSchema } from '@sinclair/typebox'
-import type { FilterOperator } from './define.js'
+import { EQUALITY_OPERATORS, type FilterOperator } from './define.js'
 import type { Field, Resource } from './model.js'
 
 export const DEFAULT_LIMIT = 20
@@ -26,11 +26,11 @@ export function filterValueSchema (field: Field): TSchema {
 const VALUE_BOUNDS = ['minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'multipleOf', 'minLength', 'maxLength', 'pattern'] as const
 
 /**
- * The value schema an equality (`eq`, `ne`, `in`) takes: the field's bounds
- * too. No record holds a value outside them, so `priority=33` (for 3) would
- * match nothing and `priority[ne]=33` everything, silently; it is refused as
- * an enum value that does not exist is. An order comparison keeps only the
- * type: `priority[lt]=10` is a fair way to ask for all.
+ * The value schema an equality (`EQUALITY_OPERATORS`) takes: the field's
+ * bounds too. No record holds a value outside them, so `priority=33` (for 3)
+ * would match nothing and `priority[ne]=33` everything, silently; it is
+ * refused as an enum value that does not exist is. An order comparison keeps
+ * only the type: `priority[lt]=10` is a fair way to ask for all.
  */
 export function equalityValueSchema (field: Field): TSchema {
   const schema = field.schema as Record<string, unknown>
@@ -93,7 +93,7 @@ function fieldFilterProperties (resource: Resource): TProperties {
       properties[`${name}[${op}]`] = Type.Optional(
         op === 'in'
           ? Type.Array(equal, { minItems: 1, maxItems: MAX_IN_VALUES, description })
-          : op === 'like' ? Type.String({ description }) : { ...(op === 'eq' || op === 'ne' ? equal : ordered), description } as TSchema
+          : op === 'like' ? Type.String({ description }) : { ...(EQUALITY_OPERATORS.has(op) ? equal : ordered), description } as TSchema
       )
     }
   }

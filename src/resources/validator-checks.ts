@@ -1,7 +1,8 @@
 /**
  * The definitions checked with the validator requests meet, before the app
  * starts (and before `resourcery migrate` touches a table): each field's
- * schema compiles, each default passes its field, and the example is a valid
+ * schema compiles, each default passes its field, each value a named filter
+ * compares by equality is one its field can hold, and the example is a valid
  * create body. Ajv, not TypeBox, so the verdict is the requests' own: formats
  * (a `date-time` default of `'now'`), decimal `multipleOf`, closed objects.
  * Before, an unknown keyword (`minlength`), format (`phone`) or a pattern that
@@ -11,7 +12,7 @@
 import type { TSchema } from '@sinclair/typebox'
 import { describeAjvErrors, type AjvError } from '../http/ajv-issues.js'
 import { compileLikeBodies } from '../http/validator.js'
-import { DefinitionError } from './define.js'
+import { DefinitionError, EQUALITY_OPERATORS } from './define.js'
 import type { Model, Resource } from './model.js'
 import { schemasWithin } from './schema-walk.js'
 
@@ -39,9 +40,31 @@ function faultsOf (validate: Validate, value: unknown): string | undefined {
   return describeAjvErrors(validate.errors ?? [], 'body', []).map(issue => `${issue.pointer} ${issue.detail}`).join('; ')
 }
 
+/**
+ * A named filter's equality with a value its field refuses (`where('priority',
+ * 'eq', 9)` on a field of 1 to 5) would match nothing, or by `ne` everything,
+ * as a client's would (query-schema.ts). A filter computed per request is left
+ * to model.ts, which checks it by type on a sample context: bounds could
+ * refuse the sample's date where a real one passes.
+ */
+function checkFilterValues (resource: Resource, validators: ReadonlyMap<string, Validate>, fail: (message: string) => never): void {
+  for (const [name, filter] of Object.entries(resource.definition.filters)) {
+    if (typeof filter === 'function') continue
+    for (const { field, op, value } of filter) {
+      const validate = validators.get(field)
+      if (validate === undefined || !EQUALITY_OPERATORS.has(op)) continue
+      for (const item of op === 'in' ? value as unknown[] : [value]) {
+        const refused = faultsOf(validate, { [field]: item })
+        if (refused !== undefined) fail(`filter "${name}" compares "${field}" by ${op} with ${JSON.stringify(item)}, a value the field refuses, so no record has it: ${refused}`)
+      }
+    }
+  }
+}
+
 function checkResource (resource: Resource, compile: Compile): void {
   const fail = (message: string): never => { throw new DefinitionError(`resource "${resource.collection}": ${message}`) }
   const properties: Record<string, TSchema> = {}
+  const validators = new Map<string, Validate>()
   for (const field of resource.fields.values()) {
     properties[field.name] = field.schema
     // As a member, where it stands in a body (Ajv refuses a `default` at a schema's root).
@@ -55,7 +78,9 @@ function checkResource (resource: Resource, compile: Compile): void {
     // A default the field refuses would answer every create that leaves the field out with a 400 about a value the client never sent.
     const refused = field.hasDefault ? faultsOf(validate, { [field.name]: field.default }) : undefined
     if (refused !== undefined) fail(`the default of field "${field.name}" is refused by its own schema: ${refused}`)
+    validators.set(field.name, validate)
   }
+  checkFilterValues(resource, validators, fail)
   const { example } = resource.definition
   if (example === undefined) return
   const required = [...resource.fields.values()].filter(field => field.required).map(field => field.name)
@@ -64,7 +89,7 @@ function checkResource (resource: Resource, compile: Compile): void {
   if (refused !== undefined) fail(`the example is not a valid create body: ${refused}`)
 }
 
-/** Refuses (DefinitionError) a field the validator cannot compile, a default it refuses, or an example that is no valid create body. */
+/** Refuses (DefinitionError) a field the validator cannot compile, a default or a named filter's equality value it refuses, or an example that is no valid create body. */
 export function checkWithValidator (model: Model, keywords: readonly string[]): void {
   const compile = compileLikeBodies(keywords)
   for (const resource of model.resources) checkResource(resource, compile)

@@ -2,7 +2,7 @@ import { Type, type TObject } from '@sinclair/typebox'
 import t from 'tap'
 import { belongsTo, defineResource, DefinitionError, ENGINE_COLLECTIONS, hasMany, LIST_PARAMETERS, where, type NamedFilter } from '../../src/resources/define.js'
 import { buildModel } from '../../src/resources/model.js'
-import { body, buildTestApp } from '../helper.js'
+import { body, buildTestApp, post } from '../helper.js'
 
 const named = { name: Type.String() }
 
@@ -244,4 +244,29 @@ t.test('defaults and the example are held to the validator requests meet, format
   }
   const app = await buildTestApp(t, { definitions: things(Type.Object({ size: Type.Integer({ default: 1 }), at: Type.Optional(Type.String({ format: 'date-time' })) }), { name: 'x', at: '2026-01-01T00:00:00Z' }) })
   t.equal((await app.inject({ method: 'GET', url: '/v1/things' })).statusCode, 200, 'an example may leave defaulted fields out')
+})
+
+t.test('a named filter\'s equality with a value its field refuses stops the start; an order comparison and a filter computed per request do not', async t => {
+  const fields = Type.Object({ ...named, size: Type.Optional(Type.Integer({ minimum: 1, maximum: 5 })), code: Type.Optional(Type.String({ pattern: '^[A-Z]+$' })), day: Type.Optional(Type.String({ format: 'date', pattern: '^2' })) })
+  const things = (filters: Record<string, NamedFilter>) => [defineResource({ collection: 'things', fields, filters })]
+  // Each would match no record (by ne, every record), and a client's own equality with that value is a 400.
+  for (const [filters, message] of [
+    [{ huge: [where('size', 'eq', 9)] }, 'filter "huge" compares "size" by eq with 9, a value the field refuses, so no record has it: /size must be <= 5'],
+    [{ sized: [where('size', 'ne', 0)] }, 'filter "sized" compares "size" by ne with 0, a value the field refuses, so no record has it: /size must be >= 1'],
+    [{ few: [where('size', 'in', [2, 6])] }, 'filter "few" compares "size" by in with 6, a value the field refuses, so no record has it: /size must be <= 5'],
+    [{ lower: [where('code', 'eq', 'abc')] }, 'filter "lower" compares "code" by eq with "abc", a value the field refuses, so no record has it: /code must match pattern']
+  ] as const) {
+    await t.rejects(buildTestApp(t, { definitions: things(filters) }), { message: `resource "things": ${message}`.replace(/pattern$/, 'pattern "^[A-Z]+$"') }, message)
+  }
+  const app = await buildTestApp(t, {
+    definitions: things({
+      small: [where('size', 'lt', 10), where('size', 'gte', 0)],
+      // Checked by type on a sample whose today is 1970-01-01, which this field's pattern refuses: a real today passes.
+      today: ({ today }) => [where('day', 'eq', today)]
+    })
+  })
+  const due = body(await post(app, '/v1/things', { name: 'due', size: 3, day: new Date().toISOString().slice(0, 10) }))
+  const later = body(await post(app, '/v1/things', { name: 'later', size: 5, day: '2999-01-01' }))
+  t.same(body(await app.inject({ method: 'GET', url: '/v1/things?filter=small' })).map((item: { id: number }) => item.id), [due.id, later.id])
+  t.same(body(await app.inject({ method: 'GET', url: '/v1/things?filter=today' })).map((item: { id: number }) => item.id), [due.id])
 })
