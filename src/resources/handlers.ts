@@ -8,7 +8,7 @@ import type { FastifyReply, FastifyRequest, RouteHandlerMethod } from 'fastify'
 import { invalid } from '../errors.js'
 import { bodyMembers, refuseWithAll } from '../http/attached-validation.js'
 import { describeAjvErrors, type AjvError } from '../http/ajv-issues.js'
-import { checkBeforeCreating, formatEntityTag, httpDate, notModified, recordTag } from '../http/conditional.js'
+import { checkBeforeCreating, formatEntityTag, httpDate, notModified, recordTag, type EntityTag } from '../http/conditional.js'
 import { linkBase } from '../http/instance.js'
 import { JSON_MEDIA_TYPE } from '../http/json-body.js'
 import { prefersMinimal } from '../http/prefer.js'
@@ -64,15 +64,14 @@ export function resourceHandlers (model: Model, resource: Resource, { cursors, e
   /** A record's writable values, as a create gives them all. */
   const storedValues = Type.Ref(schemaIds(resource).create)
 
-  /** ETag and Last-Modified of a record: what conditional requests compare with. */
-  function validators (reply: FastifyReply, target: Resource, record: StoredRecord): FastifyReply {
-    return reply.header('etag', formatEntityTag(recordTag(epochOf(target), record.id, record.version)))
-      .header('last-modified', httpDate(record.updatedAt))
+  /** ETag (the record's `tag`) and Last-Modified of a record: what conditional requests compare with. */
+  function validators (reply: FastifyReply, record: StoredRecord, tag: EntityTag): FastifyReply {
+    return reply.header('etag', formatEntityTag(tag)).header('last-modified', httpDate(record.updatedAt))
   }
 
   /** 200 with the representation, or 204 (201 for creates) when the client prefers it minimal. */
   async function sendWritten (request: FastifyRequest, reply: FastifyReply, target: Resource, record: StoredRecord): Promise<unknown> {
-    validators(reply, target, record)
+    validators(reply, record, recordTag(epochOf(target), record.id, record.version))
     if (!prefersMinimal(request)) return await reply.send(represent(target, record))
     reply.header('preference-applied', 'return=minimal')
     return await (reply.statusCode === 201 ? reply : reply.code(204)).send()
@@ -160,7 +159,7 @@ export function resourceHandlers (model: Model, resource: Resource, { cursors, e
       const record = await load({ request, resource, id: (request.params as IdParams).id })
       const tag = recordTag(epoch, record.id, record.version)
       checkUnchanged(resource, request.headers, tag, record)
-      validators(reply, resource, record)
+      validators(reply, record, tag)
       if (notModified(request.headers, tag, record.updatedAt)) return await reply.code(304).send()
       return await reply.send(represent(resource, record))
     },
