@@ -46,7 +46,7 @@ import security, { apiSecurityHeaders } from './plugins/security.js'
 import storePlugin from './plugins/store.js'
 import type { ResourceDefinition } from './resources/define.js'
 import { representationSchema, resourceSchemas } from './resources/derive.js'
-import { buildModel, type Model } from './resources/model.js'
+import { buildModel, type Model, type Resource } from './resources/model.js'
 import { cursorCodec } from './resources/cursor.js'
 import { resourcePrefix, resourceRoutes } from './resources/routes.js'
 import { checkWithValidator, vendorKeywords } from './resources/validator-checks.js'
@@ -171,9 +171,10 @@ export async function buildApp ({ config, definitions, store: givenStore, logStr
     prefix: `/v${CURRENT_VERSION}/auth`, ttlSeconds: parseDuration(config.tokenTtl)!, rateLimit: tokenEndpointLimit(config.tokenRateLimitMax, windowSeconds)
   })
   const cursors = cursorCodec(await store.secret('cursor-signing'))
-  const epochs = new Map(model.resources.map(resource => [resource.collection, schemaEpoch(representationSchema(resource))]))
+  const epochs = new Map(model.resources.map(resource => [resource, schemaEpoch(representationSchema(resource))]))
+  const epochOf = (resource: Resource): string => epochs.get(resource)!
   for (const resource of model.resources) {
-    await app.register(resourceRoutes, { prefix: resourcePrefix(resource), model, resource, maxLimit: config.maxPageLimit, cursors, epochs })
+    await app.register(resourceRoutes, { prefix: resourcePrefix(resource), model, resource, maxLimit: config.maxPageLimit, cursors, epochOf })
   }
   methods.registerFallbacks(app)
   return app

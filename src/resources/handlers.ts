@@ -54,12 +54,11 @@ export interface ResourceHandlers {
 
 export interface HandlerOptions {
   readonly cursors: CursorCodec
-  /** Schema digest per collection, the first part of its records' ETags. */
-  readonly epochs: ReadonlyMap<string, string>
+  /** The schema digest of a resource, the first part of its records' ETags. */
+  readonly epochOf: (resource: Resource) => string
 }
 
-export function resourceHandlers (model: Model, resource: Resource, { cursors, epochs }: HandlerOptions): ResourceHandlers {
-  const epochOf = (target: Resource): string => epochs.get(target.collection)!
+export function resourceHandlers (model: Model, resource: Resource, { cursors, epochOf }: HandlerOptions): ResourceHandlers {
   const epoch = epochOf(resource)
   /** A record's writable values, as a create gives them all. */
   const storedValues = Type.Ref(schemaIds(resource).create)

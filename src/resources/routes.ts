@@ -24,7 +24,8 @@ export interface ResourceRoutesOptions {
   readonly resource: Resource
   readonly maxLimit: number
   readonly cursors: CursorCodec
-  readonly epochs: ReadonlyMap<string, string>
+  /** The schema digest of a resource, the first part of its records' ETags. */
+  readonly epochOf: (resource: Resource) => string
 }
 
 /** A change's 204 for `Prefer: return=minimal`, on a resource whose ETags begin with `epoch`. */
@@ -35,8 +36,8 @@ const examplePage = (resource: Resource): unknown[] => [representationExample(re
 
 type RouteSpec = Omit<RouteOptions, 'schema'> & { schema: Record<string, unknown> }
 
-export async function resourceRoutes (app: FastifyInstance, { model, resource, maxLimit, cursors, epochs }: ResourceRoutesOptions): Promise<void> {
-  const handlers = resourceHandlers(model, resource, { cursors, epochs })
+export async function resourceRoutes (app: FastifyInstance, { model, resource, maxLimit, cursors, epochOf }: ResourceRoutesOptions): Promise<void> {
+  const handlers = resourceHandlers(model, resource, { cursors, epochOf })
   const ids = schemaIds(resource)
   const one = Type.Ref(ids.representation)
   const many = pageSchema(resource)
@@ -44,7 +45,6 @@ export async function resourceRoutes (app: FastifyInstance, { model, resource, m
   const readOnly = readOnlyNames(resource)
   const tags = [resource.collection]
   const problems = resourceProblems(model, resource)
-  const epochOf = (target: Resource): string => epochs.get(target.collection)!
   const epoch = epochOf(resource)
   const listPath = collectionPath(resource.collection)
   const listAnswer = listHeaders(listPath, examplePage(resource))
