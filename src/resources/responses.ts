@@ -7,7 +7,7 @@ import { Type, type TSchema } from '@sinclair/typebox'
 import { PROBLEM_MEDIA_TYPE } from '../http/problem.js'
 import { REQUEST_CODINGS } from '../http/request-coding.js'
 import { createPreconditionFailed, listIfMatchFailed, noRepresentationToMatch } from '../http/conditional.js'
-import { EXAMPLE_TOTAL, LAST_MODIFIED_EXAMPLE, pageLinksExample, pageTagExample, rateLimitExample, recordTagExample, UNAVAILABLE_RETRY_AFTER_EXAMPLE, type RateLimitSetting } from './header-examples.js'
+import { DEFAULT_RATE_LIMIT, EXAMPLE_TOTAL, LAST_MODIFIED_EXAMPLE, pageLinksExample, pageTagExample, rateLimitExample, recordTagExample, UNAVAILABLE_RETRY_AFTER_EXAMPLE, type RateLimitSetting } from './header-examples.js'
 import { exampleOf, problemExample, type ProblemDoc } from './problem-examples.js'
 
 /** The codings a request body may come in, as a sentence names them: `gzip, deflate or br`. */
@@ -94,8 +94,8 @@ export function rateLimitHeaders (setting: RateLimitSetting, refused: boolean): 
   }
 }
 
-/** The rate limiter's headers, as a response carries them (Retry-After only on a 429). */
-export const RATE_LIMIT_HEADER_NAMES = ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset', 'ratelimit-policy', 'ratelimit']
+/** The rate limiter's headers, as a response carries them (Retry-After only on a 429): read off their documentation, so the two agree. */
+export const RATE_LIMIT_HEADER_NAMES = Object.keys(rateLimitHeaders(DEFAULT_RATE_LIMIT, false)).map(name => name.toLowerCase())
 
 /** A list's problems: `problems`, and the 412 of an If-Match its weak tag cannot satisfy, shown as the list answers it. */
 export const listProblems = (problems: ReadonlyArray<number | ProblemDoc>): Record<string, unknown> => problemResponses([...problems, { status: 412, error: listIfMatchFailed() }])
