@@ -5,6 +5,7 @@
  */
 import { Type, type Static } from '@sinclair/typebox'
 import { Id } from '../resources/derive.js'
+import { EXAMPLE_ID } from '../resources/header-examples.js'
 import type { ApiKeyRecord, ClientRecord } from '../store/credentials.js'
 import { NullableTimestamp, Timestamp } from './admin-collection.js'
 
@@ -12,8 +13,8 @@ const Scope = Type.String({ minLength: 1, maxLength: 100, pattern: '^[a-z][a-z0-
 const Scopes = Type.Array(Scope, { minItems: 1, maxItems: 100, uniqueItems: true })
 
 /** What the document shows: an API key as listed, and as created (the only time the key is shown). */
-export const API_KEY_EXAMPLE = { id: 3, name: 'reporting job', scopes: ['projects:read', 'tasks:read'], prefix: 'rsy_Xq3vN0bL', createdAt: '2026-11-02T09:15:00.000Z', expiresAt: null, lastUsedAt: '2026-11-20T17:42:10.000Z' }
-export const CLIENT_EXAMPLE = { id: 1, clientId: 'rsyc_cB0gRGcZEandoAFI', name: 'billing service', scopes: ['projects:read'], createdAt: '2026-11-02T09:20:00.000Z' }
+export const API_KEY_EXAMPLE = { id: EXAMPLE_ID, name: 'reporting job', scopes: ['projects:read', 'tasks:read'], prefix: 'rsy_Xq3vN0bL', createdAt: '2026-11-02T09:15:00.000Z', expiresAt: null, lastUsedAt: '2026-11-20T17:42:10.000Z' }
+export const CLIENT_EXAMPLE = { id: EXAMPLE_ID, clientId: 'rsyc_cB0gRGcZEandoAFI', name: 'billing service', scopes: ['projects:read'], createdAt: '2026-11-02T09:20:00.000Z' }
 
 export const ApiKey = Type.Object({
   id: Id,

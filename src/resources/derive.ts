@@ -7,11 +7,10 @@
 import { Type, type TObject, type TProperties, type TSchema } from '@sinclair/typebox'
 import { CURRENT_VERSION } from '../http/versions.js'
 import { isDeprecated } from './deprecation.js'
-import { EXAMPLE_RECORD_ID, EXAMPLE_TIME } from './header-examples.js'
+import { EXAMPLE_ID, EXAMPLE_TIME } from './header-examples.js'
 import { mergePatchForm } from './merge-patch-schema.js'
 import { DefinitionError } from './define.js'
 import { pascal, type Field, type Model, type Resource } from './model.js'
-import { EXAMPLE_ID } from './problem-examples.js'
 
 export const MAX_ID = Number.MAX_SAFE_INTEGER
 
@@ -83,7 +82,7 @@ export function readOnlyNames (resource: Resource): string[] {
 export function representationExample (resource: Resource): Record<string, unknown> | undefined {
   const example = resource.definition.example as Record<string, unknown> | undefined
   if (example === undefined) return undefined
-  const id = EXAMPLE_RECORD_ID
+  const id = EXAMPLE_ID
   const self = `/v${CURRENT_VERSION}/${resource.collection}/${id}`
   const body: Record<string, unknown> = { id }
   for (const field of resource.fields.values()) {

@@ -14,8 +14,13 @@ import { policyField, remainingField } from '../http/rate-limit-fields.js'
 import { pageLinks } from './links.js'
 import { DEFAULT_LIMIT } from './query-schema.js'
 
-/** The id of the records the body examples show (a problem is about record 7, which does not exist). */
-export const EXAMPLE_RECORD_ID = 1
+/**
+ * The id of the record every example is about: the body a GET shows, the
+ * path a 404 names, the parent a related list is under. One id, so that an
+ * operation's examples tell of one request; 1, so that Try it out in /docs
+ * finds the first record a reader creates.
+ */
+export const EXAMPLE_ID = 1
 /** When the example records were created, and last changed. */
 export const EXAMPLE_TIME = '2026-01-15T09:30:00.000Z'
 /** The request the examples answer: its X-Request-Id, and the `requestId` of the problem examples. */
@@ -25,7 +30,7 @@ export const EXAMPLE_TOTAL = 95
 const EXAMPLE_PAGE = 2
 
 /** A record's strong ETag, for a resource whose representation digest is `epoch`: record 1, as created. */
-export const recordTagExample = (epoch: string): string => formatEntityTag(recordTag(epoch, EXAMPLE_RECORD_ID, 1))
+export const recordTagExample = (epoch: string): string => formatEntityTag(recordTag(epoch, EXAMPLE_ID, 1))
 export const LAST_MODIFIED_EXAMPLE = httpDate(EXAMPLE_TIME)
 
 /** The page links of the list at `path`, asked for as `?page=2`. */

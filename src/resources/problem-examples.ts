@@ -9,10 +9,10 @@ import {
   rateLimited, ResourceNotFound, storeUnavailable, UniqueViolation, UnsupportedMediaType, UriTooLong
 } from '../errors.js'
 import { PROBLEM_MEDIA_TYPE, toProblem, type Problem } from '../http/problem.js'
-import { DEFAULT_RATE_LIMIT, EXAMPLE_REQUEST_ID, refusedWaitExample } from './header-examples.js'
+import { DEFAULT_RATE_LIMIT, EXAMPLE_ID, EXAMPLE_REQUEST_ID, refusedWaitExample } from './header-examples.js'
 
 // The document's transform sets each example's instance to its own operation's path (withExampleInstance).
-const CONTEXT = { instance: '/v1/projects/7', requestId: EXAMPLE_REQUEST_ID }
+const CONTEXT = { instance: `/v1/projects/${EXAMPLE_ID}`, requestId: EXAMPLE_REQUEST_ID }
 
 /** The error each status is shown with: the most common cause of it. */
 const SAMPLES: Readonly<Record<number, () => unknown>> = {
@@ -20,7 +20,7 @@ const SAMPLES: Readonly<Record<number, () => unknown>> = {
   400: () => invalid([{ in: 'body', pointer: '/colour', detail: 'is not a known property' }]),
   401: noCredential,
   403: () => insufficientScope('projects:write', 403),
-  404: () => new ResourceNotFound('no project with id 7'),
+  404: () => new ResourceNotFound(`no project with id ${EXAMPLE_ID}`),
   405: () => new MethodNotAllowed('POST is not allowed here; allowed: GET, HEAD, PUT, PATCH, DELETE, OPTIONS'),
   406: () => new NotAcceptable(NOTHING_ACCEPTABLE),
   409: () => new UniqueViolation('another project already has this name'),
@@ -59,13 +59,12 @@ export function problemExample (status: number): Problem | undefined {
   return sample === undefined ? undefined : exampleOf(sample())
 }
 
-/** The record id the examples are about, and the webhook event id. */
-export const EXAMPLE_ID = 7
+/** The webhook event the examples are about. */
 export const EXAMPLE_EVENT_ID = 'msg_2f0b7c6d5e418d0f1b1e54a34c8b9a3e'
 /** Path parameters as the examples show them, by name. */
 const PATH_EXAMPLES: Readonly<Record<string, string>> = { id: String(EXAMPLE_ID), eventId: EXAMPLE_EVENT_ID }
 
-/** The path of an example request to the route `url` (`/v1/tasks/:id` → `/v1/tasks/7`). */
+/** The path of an example request to the route `url` (`/v1/tasks/:id` → `/v1/tasks/1`). */
 export function examplePath (url: string): string {
   return url.replace(/:(\w+)/g, (_, name: string) => PATH_EXAMPLES[name] ?? name).replace(/(.)\/$/, '$1')
 }

@@ -10,7 +10,8 @@ import { stillReferenced, uniqueClash } from '../store/store-errors.js'
 import type { Model, Resource } from './model.js'
 import { changedSince, ifMatchRequired, notFound } from './preconditions.js'
 import { collectionPath } from './links.js'
-import { EXAMPLE_ID, type ProblemDoc } from './problem-examples.js'
+import { EXAMPLE_ID } from './header-examples.js'
+import type { ProblemDoc } from './problem-examples.js'
 import { createPreconditionProblem } from './responses.js'
 
 export interface ResourceProblems {

@@ -13,8 +13,8 @@ import { IdParams, nestedCreateId, pageSchema, readOnlyNames, representationExam
 import { resourceHandlers } from './handlers.js'
 import { collectionPath, itemPath } from './links.js'
 import { pascal, type Model, type Resource } from './model.js'
-import { EXAMPLE_RECORD_ID } from './header-examples.js'
-import { EXAMPLE_ID, scopeProblem } from './problem-examples.js'
+import { EXAMPLE_ID } from './header-examples.js'
+import { scopeProblem } from './problem-examples.js'
 import { listQuerySchema } from './query-schema.js'
 import { resourceProblems } from './resource-problems.js'
 import { CONDITIONAL_LIST_READ, CONDITIONAL_RECORD_READ, CONDITIONAL_WRITE, CREATE_HEADERS, createdHeaders, createPreconditionProblem, jsonResponse, listHeaders, listProblems, minimalHeaders, notModified, problemResponses, recordHeaders, withHeaders } from './responses.js'
@@ -108,7 +108,7 @@ export async function resourceRoutes (app: FastifyInstance, { model, resource, m
       summary: `Create a ${name}`,
       headers: CREATE_HEADERS,
       body: Type.Ref(ids.create),
-      response: { 201: jsonResponse(`The created ${name} (no body with \`Prefer: return=minimal\`).`, one, createdHeaders(itemPath(resource.collection, EXAMPLE_RECORD_ID), epoch)), ...problemResponses([400, problems.createConflict, problems.createPrecondition, 413, 415, 422]) }
+      response: { 201: jsonResponse(`The created ${name} (no body with \`Prefer: return=minimal\`).`, one, createdHeaders(itemPath(resource.collection, EXAMPLE_ID), epoch)), ...problemResponses([400, problems.createConflict, problems.createPrecondition, 413, 415, 422]) }
     }
   })
   route(resource, {
@@ -207,7 +207,7 @@ export async function resourceRoutes (app: FastifyInstance, { model, resource, m
         params: IdParams,
         headers: CREATE_HEADERS,
         body: Type.Ref(nestedCreateId(child, resource, link.foreignKey)),
-        response: { 201: jsonResponse(`The created ${child.singular}.`, Type.Ref(childIds.representation), createdHeaders(itemPath(child.collection, EXAMPLE_RECORD_ID), epochOf(child))), ...problemResponses([400, problems.notFound, childProblems.createConflict, createPreconditionProblem(relatedPath), 413, 415, 422]) }
+        response: { 201: jsonResponse(`The created ${child.singular}.`, Type.Ref(childIds.representation), createdHeaders(itemPath(child.collection, EXAMPLE_ID), epochOf(child))), ...problemResponses([400, problems.notFound, childProblems.createConflict, createPreconditionProblem(relatedPath), 413, 415, 422]) }
       }
     })
   }

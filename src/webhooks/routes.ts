@@ -12,7 +12,8 @@ import { ifMatchWithoutRepresentation, noRepresentationToMatch } from '../http/c
 import { linkBase } from '../http/instance.js'
 import { Id, IdParams } from '../resources/derive.js'
 import { stringEnum } from '../resources/model.js'
-import { EXAMPLE_EVENT_ID, EXAMPLE_ID, type ProblemDoc } from '../resources/problem-examples.js'
+import { EXAMPLE_ID } from '../resources/header-examples.js'
+import { EXAMPLE_EVENT_ID, type ProblemDoc } from '../resources/problem-examples.js'
 import { itemPath, link } from '../resources/links.js'
 import { ADMIN_LIST_READ, header, jsonResponse, listProblems, NO_REPRESENTATION_CONDITIONS, noRepresentationProblem, notModified, problemResponses } from '../resources/responses.js'
 import type { AttemptRecord, Subscription } from '../store/webhook-store.js'
@@ -21,7 +22,7 @@ import { newSigningSecret } from './signing.js'
 import { resolveTarget, TargetRefused, TargetUnresolved } from './targets.js'
 
 /** What the document shows: a subscription as listed, and as created (the only time its secret is shown). */
-const WEBHOOK_EXAMPLE = { id: 1, url: 'https://hooks.example.com/resourcery', events: ['projects.created', 'tasks.*'], createdAt: '2026-11-02T09:30:00.000Z', active: true, disabledAt: null, disabledReason: null }
+const WEBHOOK_EXAMPLE = { id: EXAMPLE_ID, url: 'https://hooks.example.com/resourcery', events: ['projects.created', 'tasks.*'], createdAt: '2026-11-02T09:30:00.000Z', active: true, disabledAt: null, disabledReason: null }
 
 const ATTEMPT_EXAMPLE = {
   id: 12, eventId: 'msg_2b5f0c9e8d7a4b1c9e3f6a5d4c3b2a19', eventType: 'tasks.updated', attempt: 2, attemptedAt: '2026-11-20T17:42:15.000Z', durationMs: 84, responseStatus: 503, error: null, outcome: 'retrying', nextAttemptAt: '2026-11-20T17:42:35.000Z'

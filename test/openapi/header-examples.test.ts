@@ -5,6 +5,7 @@ import type { LightMyRequestResponse } from 'fastify'
 import t from 'tap'
 import { resources } from '../../schemas/index.js'
 import { Settings } from '../../src/config.js'
+import { EXAMPLE_ID } from '../../src/resources/header-examples.js'
 import { buildModel } from '../../src/resources/model.js'
 import { openStore } from '../../src/store/open.js'
 import { bearer, body, buildTestApp, post, testStoreOptions } from '../helper.js'
@@ -71,7 +72,27 @@ t.test('every path parameter has an example its schema takes, and the problem ex
   }
   t.same(wrong, [], 'no path parameter without a fitting example')
   t.ok(parameters >= 25, `${parameters} path parameters checked`)
-  t.equal(document.paths['/v1/tasks/{id}'].get.parameters.find((one: Parameter) => one.name === 'id').example, 7, 'the id the 404 example names')
+  t.equal(document.paths['/v1/tasks/{id}'].get.parameters.find((one: Parameter) => one.name === 'id').example, EXAMPLE_ID, 'the id the 404 example names')
+})
+
+t.test('an operation on one record shows one record: the path\'s id is the id of the body it answers and of the record its 404 names', async t => {
+  const wrong: string[] = []
+  let bodies = 0
+  for (const { path, method, operation } of operations.filter(one => one.path.endsWith('/{id}'))) {
+    const id = operation.parameters?.find(one => one.in === 'path' && one.name === 'id')?.example
+    const where = `${method.toUpperCase()} ${path}`
+    if (id !== EXAMPLE_ID) wrong.push(`${where}: the path's example id is ${JSON.stringify(id)}`)
+    const reference = (operation.responses['200'] as { content?: Record<string, { schema?: { $ref?: string } }> } | undefined)?.content?.['application/json']?.schema?.$ref
+    if (reference !== undefined) {
+      const shown = (document.components.schemas[reference.replace('#/components/schemas/', '')].examples as Array<{ id?: unknown }> | undefined)?.[0]
+      if (shown?.id !== id) wrong.push(`${where}: the body example is record ${JSON.stringify(shown?.id)}`)
+      bodies++
+    }
+    const notFound = (operation.responses['404'] as { content?: Record<string, { example?: { instance?: string } }> } | undefined)?.content?.['application/problem+json']?.example
+    if (notFound !== undefined && notFound.instance !== path.replace('{id}', String(id))) wrong.push(`${where}: the 404 example is at ${String(notFound.instance)}`)
+  }
+  t.same(wrong, [], 'every record operation\'s examples agree on the record')
+  t.ok(bodies >= 10, `${bodies} record bodies checked`)
 })
 
 t.test('a record\'s examples are the first record\'s answers, as created', async t => {
@@ -114,7 +135,7 @@ t.test('a list\'s examples are the answer to its second page of 95', async t => 
   t.equal(sent(page, 'X-Total-Count'), example('/v1/projects', 'get', 200, 'X-Total-Count'), 'the total')
   t.match(sent(page, 'ETag'), /^W\/"[A-Za-z0-9_-]+\.95"$/)
   t.match(example('/v1/projects', 'get', 200, 'ETag'), /^W\/"[A-Za-z0-9_-]+\.95"$/, 'a weak tag that carries the total')
-  t.match(example('/v1/projects/{id}/tasks', 'get', 200, 'Link'), /^<\/v1\/projects\/7\/tasks\?page=1>; rel="first", <\/v1\/projects\/7\/tasks\?page=1>; rel="prev", /, 'a related list\'s links, at its own path')
+  t.match(example('/v1/projects/{id}/tasks', 'get', 200, 'Link'), /^<\/v1\/projects\/1\/tasks\?page=1>; rel="first", <\/v1\/projects\/1\/tasks\?page=1>; rel="prev", /, 'a related list\'s links, at its own path')
 
   const keys = await listing.inject({ method: 'GET', url: '/v1/api-keys?page=2' })
   t.equal(keys.statusCode, 200)
@@ -122,7 +143,7 @@ t.test('a list\'s examples are the answer to its second page of 95', async t => 
   t.match(example('/v1/api-keys', 'get', 200, 'ETag'), WEAK_TAG)
   t.match(example('/v1/api-keys/{id}', 'get', 200, 'ETag'), STRONG_TAG)
   t.match(example('/v1/api-keys', 'post', 201, 'Location'), /^\/v1\/api-keys\/\d+$/)
-  t.match(example('/v1/webhooks/{id}/deliveries', 'get', 200, 'Link'), /^<\/v1\/webhooks\/7\/deliveries\?limit=100>; rel="first", <\/v1\/webhooks\/7\/deliveries\?limit=100&before=\d+>; rel="next"$/)
+  t.match(example('/v1/webhooks/{id}/deliveries', 'get', 200, 'Link'), /^<\/v1\/webhooks\/1\/deliveries\?limit=100>; rel="first", <\/v1\/webhooks\/1\/deliveries\?limit=100&before=\d+>; rel="next"$/)
 })
 
 /** The wait the example 429's problem names. */
@@ -162,7 +183,7 @@ t.test('the examples of refusals are the refusals\' own headers', async t => {
   t.match(example('/v1/projects', 'get', 401, 'X-Request-Id'), UUID, 'X-Request-Id: a UUID, as one is made')
 
   const denied = await buildTestApp(t, { env: { AUTHZ_DENIED_STATUS: '403' } })
-  const forbidden = await denied.inject({ method: 'DELETE', url: '/v1/tasks/7', headers: { authorization: bearer({ sub: 'reader', scope: 'tasks:read' }) } })
+  const forbidden = await denied.inject({ method: 'DELETE', url: `/v1/tasks/${EXAMPLE_ID}`, headers: { authorization: bearer({ sub: 'reader', scope: 'tasks:read' }) } })
   t.equal(forbidden.statusCode, 403)
   t.equal(sent(forbidden, 'WWW-Authenticate'), example('/v1/tasks/{id}', 'delete', 403, 'WWW-Authenticate'), 'a 403 names the scope its operation needs')
 

@@ -4,6 +4,7 @@ import { Type } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
 import t, { type Test } from 'tap'
 import { belongsTo, defineResource, hasMany } from '../../src/resources/define.js'
+import { EXAMPLE_ID } from '../../src/resources/header-examples.js'
 import { ADMIN, assertProblem, bearer, body, buildTestApp, post, type Json } from '../helper.js'
 
 type Operation = { responses: Record<string, { description: string, content?: Record<string, { example?: Json }> }> }
@@ -43,7 +44,7 @@ t.test('every problem example is shown at its operation\'s path and about its re
   const document = await documentOf(app)
   let examples = 0
   for (const [path, item] of Object.entries(document.paths as Record<string, Record<string, Operation>>)) {
-    const instance = path.replace('{id}', '7').replace('{eventId}', 'msg_2f0b7c6d5e418d0f1b1e54a34c8b9a3e')
+    const instance = path.replace('{id}', String(EXAMPLE_ID)).replace('{eventId}', 'msg_2f0b7c6d5e418d0f1b1e54a34c8b9a3e')
     for (const [method, operation] of Object.entries(item)) {
       for (const [status, response] of Object.entries(operation.responses)) {
         const example = response.content?.['application/problem+json']?.example
@@ -64,14 +65,14 @@ t.test('every problem example is shown at its operation\'s path and about its re
     const { requestId: _id, ...rest } = problemExample(document.paths[path][method], status)
     return rest
   }
-  t.same(await answered('/v1/tasks/7'), shown('/v1/tasks/{id}', 'get', 404), 'a task\'s 404 speaks of the task')
-  t.same(await answered('/v1/projects/7/tasks'), shown('/v1/projects/{id}/tasks', 'get', 404), 'a related collection\'s 404 speaks of its parent')
-  t.same(await answered('/v1/api-keys/7'), shown('/v1/api-keys/{id}', 'get', 404), 'an API key\'s 404')
+  t.same(await answered(`/v1/tasks/${EXAMPLE_ID}`), shown('/v1/tasks/{id}', 'get', 404), 'a task\'s 404 speaks of the task')
+  t.same(await answered(`/v1/projects/${EXAMPLE_ID}/tasks`), shown('/v1/projects/{id}/tasks', 'get', 404), 'a related collection\'s 404 speaks of its parent')
+  t.same(await answered(`/v1/api-keys/${EXAMPLE_ID}`), shown('/v1/api-keys/{id}', 'get', 404), 'an API key\'s 404')
   const task = body(await post(app, '/v1/projects', { name: 'p' }))
   const created = body(await post(app, '/v1/tasks', { name: 't', projectId: task.id }))
   t.same((await answered(`/v1/tasks/${created.id as number}`, { 'if-match': '"stale"' }, 'PATCH')).detail, shown('/v1/tasks/{id}', 'patch', 412).detail, 'a task\'s 412')
   const denied = await buildTestApp(t, { env: { AUTHZ_DENIED_STATUS: '403' } })
-  const forbidden = body(await denied.inject({ method: 'GET', url: '/v1/tasks/7', headers: { authorization: bearer({ sub: 'reader', scope: 'projects:read' }) } }))
+  const forbidden = body(await denied.inject({ method: 'GET', url: `/v1/tasks/${EXAMPLE_ID}`, headers: { authorization: bearer({ sub: 'reader', scope: 'projects:read' }) } }))
   t.equal(forbidden.detail, shown('/v1/tasks/{id}', 'get', 403).detail, 'the 403 names the scope the operation needs')
   t.equal(shown('/v1/api-keys', 'get', 403).detail, 'this needs the scope admin', 'admin routes need admin')
 })
