@@ -11,7 +11,7 @@ const skip = existsSync(CHROMIUM) ? false : `no Chromium at ${CHROMIUM} (apt-get
 const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync']
 const ARTIFACTS = fromRoot('test-artifacts')
 
-t.test('/docs in a real browser: loads offline, lists every operation, authorizes with an API key, runs a call', { skip }, async t => {
+t.test('/docs in a real browser: loads offline, lists every operation, authorizes with an API key, runs a call, and Try it out on a record finds the first one', { skip }, async t => {
   const app = await buildTestApp(t)
   const key = body(await post(app, '/v1/api-keys', { name: 'docs', scopes: ['admin'] })).key as string
   const base = await listen(app)
@@ -47,6 +47,18 @@ t.test('/docs in a real browser: loads offline, lists every operation, authorize
   const status = list.locator('.live-responses-table tr.response .response-col_status').first()
   await status.waitFor({ timeout: 20_000 })
   t.equal((await status.innerText()).trim(), '200', 'the try-it call succeeds')
+
+  // A record's operations come filled with the id every example is about, 1: the first record a reader creates.
+  t.equal((await post(app, '/v1/projects', { name: 'Road repairs' })).statusCode, 201)
+  const one = page.locator('#operations-projects-getProject')
+  await one.locator('.opblock-summary').click()
+  await one.locator('button.try-out__btn').click()
+  t.equal(await one.locator('input[placeholder="id"]').inputValue(), '1', 'the id comes filled in with the example')
+  await one.locator('button.execute').click()
+  const read = one.locator('.live-responses-table tr.response').first()
+  await read.locator('.response-col_status').waitFor({ timeout: 20_000 })
+  t.equal((await read.locator('.response-col_status').innerText()).trim(), '200', 'and finds the record just created')
+  t.match(await read.locator('.response-col_description').innerText(), '"Road repairs"')
 
   mkdirSync(ARTIFACTS, { recursive: true })
   await page.screenshot({ path: join(ARTIFACTS, 'docs.png'), fullPage: false })
