@@ -5,9 +5,9 @@
  * routes and by the OpenAPI document alike.
  */
 import { Type, type TObject, type TProperties, type TSchema } from '@sinclair/typebox'
-import { CURRENT_VERSION } from '../http/versions.js'
 import { isDeprecated } from './deprecation.js'
 import { EXAMPLE_ID, EXAMPLE_TIME } from './header-examples.js'
+import { represent } from './links.js'
 import { mergePatchForm } from './merge-patch-schema.js'
 import { DefinitionError } from './define.js'
 import { pascal, type Field, type Model, type Resource } from './model.js'
@@ -77,24 +77,16 @@ export function readOnlyNames (resource: Resource): string[] {
   return ['id', 'links', 'createdAt', 'updatedAt', ...(resource.owner === undefined ? [] : [resource.owner])]
 }
 
-/** The definition's example as a client would receive it: defaults filled, id, links and timestamps added. */
-/** A record of `resource` as the document shows it, made from its definition's example: undefined without one. */
+/** A record of `resource` as the document shows it, made from its definition's example (defaults filled) as a stored record is represented: undefined without one. */
 export function representationExample (resource: Resource): Record<string, unknown> | undefined {
   const example = resource.definition.example as Record<string, unknown> | undefined
   if (example === undefined) return undefined
-  const id = EXAMPLE_ID
-  const self = `/v${CURRENT_VERSION}/${resource.collection}/${id}`
-  const body: Record<string, unknown> = { id }
+  const values: Record<string, unknown> = {}
   for (const field of resource.fields.values()) {
     const value = example[field.name] ?? (field.hasDefault ? field.default : undefined)
-    if (value !== undefined && !field.writeOnly) body[field.name] = value
+    if (value !== undefined) values[field.name] = value
   }
-  const links: Record<string, string> = { self }
-  for (const child of resource.children) links[child.name] = `${self}/${child.name}`
-  for (const parent of resource.parents) {
-    if (typeof body[parent.foreignKey] === 'number') links[parent.name] = `/v${CURRENT_VERSION}/${parent.parent}/${String(body[parent.foreignKey])}`
-  }
-  return { ...body, links, createdAt: EXAMPLE_TIME, updatedAt: EXAMPLE_TIME }
+  return represent(resource, { id: EXAMPLE_ID, version: 1, createdAt: EXAMPLE_TIME, updatedAt: EXAMPLE_TIME, values })
 }
 
 export function representationSchema (resource: Resource): TObject {

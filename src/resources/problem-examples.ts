@@ -10,9 +10,10 @@ import {
 } from '../errors.js'
 import { PROBLEM_MEDIA_TYPE, toProblem, type Problem } from '../http/problem.js'
 import { DEFAULT_RATE_LIMIT, EXAMPLE_ID, EXAMPLE_REQUEST_ID, refusedWaitExample } from './header-examples.js'
+import { itemPath } from './links.js'
 
 // The document's transform sets each example's instance to its own operation's path (withExampleInstance).
-const CONTEXT = { instance: `/v1/projects/${EXAMPLE_ID}`, requestId: EXAMPLE_REQUEST_ID }
+const CONTEXT = { instance: itemPath('projects', EXAMPLE_ID), requestId: EXAMPLE_REQUEST_ID }
 
 /** The error each status is shown with: the most common cause of it. */
 const SAMPLES: Readonly<Record<number, () => unknown>> = {
