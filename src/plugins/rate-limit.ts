@@ -25,6 +25,9 @@ export interface RateLimitOptions {
 
 const VERSIONED = /^\/v[^/]+(\/|$)/
 
+/** The counter's fields (@fastify/rate-limit's names), on every limited answer; rateLimitFields derives the IETF draft's from them. */
+const COUNTER_HEADERS = { 'x-ratelimit-limit': true, 'x-ratelimit-remaining': true, 'x-ratelimit-reset': true } as const
+
 function keyOf (request: FastifyRequest): string {
   return request.principal === null ? `ip:${request.ip}` : `sub:${request.principal.credential}`
 }
@@ -78,8 +81,9 @@ async function limits (app: FastifyInstance, options: RateLimitOptions): Promise
     keyGenerator: keyOf,
     skipOnError: true,
     ...(redis === undefined ? {} : { redis, nameSpace: 'resourcery-rl:' }),
-    addHeadersOnExceeding: { 'x-ratelimit-limit': true, 'x-ratelimit-remaining': true, 'x-ratelimit-reset': true },
-    addHeaders: { 'x-ratelimit-limit': true, 'x-ratelimit-remaining': true, 'x-ratelimit-reset': true, 'retry-after': true },
+    addHeadersOnExceeding: COUNTER_HEADERS,
+    // A refused request also says when to come back.
+    addHeaders: { ...COUNTER_HEADERS, 'retry-after': true },
     errorResponseBuilder: (_request, context) => annotate(
       rateLimited(context.max, options.windowSeconds, Math.ceil(context.ttl / 1000)),
       {}
