@@ -12,6 +12,8 @@ export interface Verdict {
   readonly kind: '>=' | '<='
   readonly limit: number
   readonly met: boolean
+  /** Decimals the figure is shown with: three for a ratio, one for megabytes, none for milliseconds. */
+  readonly digits: number
 }
 
 /** Ratios to the baseline (of the 100k runs) each workload must reach. */
@@ -31,8 +33,8 @@ const GROWTH_FLOOR = 0.8
 const RSS_LIMIT_MB = 150
 const GET_ONE_P99_LIMIT_MS = 5
 
-function verdict (line: string, measured: number, kind: Verdict['kind'], limit: number): Verdict {
-  return { line, measured, kind, limit, met: kind === '>=' ? measured >= limit : measured <= limit }
+function verdict (line: string, measured: number, kind: Verdict['kind'], limit: number, digits = 3): Verdict {
+  return { line, measured, kind, limit, met: kind === '>=' ? measured >= limit : measured <= limit, digits }
 }
 
 /**
@@ -50,9 +52,9 @@ export function budgetVerdicts (results: Readonly<Record<string, Figures>>, grow
     if (measured !== undefined) verdicts.push(verdict(`${name}: growth 1M / 100k`, measured, '>=', GROWTH_FLOOR))
   }
   const service = Object.entries(results).filter(([name]) => name.endsWith(' [100k]') || name.endsWith(' [1M]')).map(([, figures]) => figures)
-  if (service.length > 0) verdicts.push(verdict('server RSS under load, peak (MB)', Math.max(...service.map(figures => figures.rssMb)), '<=', RSS_LIMIT_MB))
+  if (service.length > 0) verdicts.push(verdict('server RSS under load, peak (MB)', Math.max(...service.map(figures => figures.rssMb)), '<=', RSS_LIMIT_MB, 1))
   const getOne = results['GET one task (JWT) [100k]']
-  if (getOne !== undefined) verdicts.push(verdict('GET one task p99 at 50 connections (ms)', getOne.p99, '<=', GET_ONE_P99_LIMIT_MS))
+  if (getOne !== undefined) verdicts.push(verdict('GET one task p99 at 50 connections (ms)', getOne.p99, '<=', GET_ONE_P99_LIMIT_MS, 0))
   return verdicts
 }
 
@@ -70,6 +72,6 @@ export function premiseLine (naiveGetOne: Figures | undefined): string | undefin
   return `budget premise: naive stack GET one ratio ${naiveGetOne.ratio.toFixed(3)} here; the budget assumes about ${PREMISE_NAIVE_GET_ONE}`
 }
 
-export function formatVerdict ({ line, measured, kind, limit, met }: Verdict): string {
-  return `budget: ${line.padEnd(48)} ${(Number.isInteger(measured) ? String(measured) : measured.toFixed(3)).padStart(8)}  ${kind} ${String(limit).padEnd(4)}  ${met ? 'met' : 'NOT MET'}`
+export function formatVerdict ({ line, measured, kind, limit, met, digits }: Verdict): string {
+  return `budget: ${line.padEnd(48)} ${measured.toFixed(digits).padStart(8)}  ${kind} ${String(limit).padEnd(4)}  ${met ? 'met' : 'NOT MET'}`
 }

@@ -133,8 +133,11 @@ export async function slice (server: Server, workload: Workload, duration: numbe
   clearInterval(sampler)
   // Every answer must have the expected status; anything else is counted as an error.
   const wrong = Object.entries(result.statusCodeStats ?? {}).filter(([code]) => Number(code) !== (workload.expect ?? 200)).reduce((n, [, stats]) => n + (stats.count ?? 0), 0)
-  return { requests: result.requests.total, seconds, cpu: cpuAfter.total - cpuBefore.total, kernelCpu: cpuAfter.kernel - cpuBefore.kernel, p50: result.latency.p50, p99: result.latency.p99, rssMb: Math.round(peak), errors: result.errors + result.timeouts + wrong }
+  return { requests: result.requests.total, seconds, cpu: cpuAfter.total - cpuBefore.total, kernelCpu: cpuAfter.kernel - cpuBefore.kernel, p50: result.latency.p50, p99: result.latency.p99, rssMb: tenths(peak), errors: result.errors + result.timeouts + wrong }
 }
+
+/** To a tenth: RSS is judged against its budget unrounded, so 150.4 MB is over 150, not "150". */
+const tenths = (value: number): number => Math.round(value * 10) / 10
 
 /** The median (of an even count, the upper of the middle two). */
 export const median = (values: readonly number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!

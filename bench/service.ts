@@ -123,7 +123,7 @@ function rounded (figures: Figures): Figures {
 
 /** One line of the printed table. */
 function tableRow (name: string, figures: Figures): string {
-  return `${name.padEnd(34)} ${figures.rps.toFixed(0).padStart(8)} req/s  ratio ${figures.ratio.toFixed(3)} (baseline ${figures.baselineRps.toFixed(0)})  p50 ${String(figures.p50).padStart(4)} ms  p99 ${String(figures.p99).padStart(4)} ms  rss ${String(figures.rssMb).padStart(4)} MB  server busy ${(100 * figures.serverBusy).toFixed(0).padStart(3)}%  ${figures.cpuUs.toFixed(0).padStart(4)} µs/req (kernel ${figures.kernelUs.toFixed(0).padStart(3)})  cpu ratio ${figures.cpuRatio.toFixed(3)}${figures.errors > 0 ? `  errors ${figures.errors}` : ''}`
+  return `${name.padEnd(34)} ${figures.rps.toFixed(0).padStart(8)} req/s  ratio ${figures.ratio.toFixed(3)} (baseline ${figures.baselineRps.toFixed(0)})  p50 ${String(figures.p50).padStart(4)} ms  p99 ${String(figures.p99).padStart(4)} ms  rss ${figures.rssMb.toFixed(1).padStart(5)} MB  server busy ${(100 * figures.serverBusy).toFixed(0).padStart(3)}%  ${figures.cpuUs.toFixed(0).padStart(4)} µs/req (kernel ${figures.kernelUs.toFixed(0).padStart(3)})  cpu ratio ${figures.cpuRatio.toFixed(3)}${figures.errors > 0 ? `  errors ${figures.errors}` : ''}`
 }
 
 /** Writes a run's results to bench/results/, named by the time and `kind`; returns the file's path. */

@@ -1,10 +1,10 @@
 // What the bench's budget lines say of a run's figures: growth is read from the pairs measured in the same turns.
 import t from 'tap'
-import { budgetVerdicts } from '../../bench/budget.js'
+import { budgetVerdicts, formatVerdict } from '../../bench/budget.js'
 import type { Figures } from '../../bench/measure.js'
 
-const figures = (ratio: number, rps: number): Figures =>
-  ({ rps, ratio, baselineRps: rps / ratio, p50: 2, p99: 4, rssMb: 120, serverBusy: 0.99, cpuUs: 100, kernelUs: 20, cpuRatio: ratio, errors: 0 })
+const figures = (ratio: number, rps: number, rssMb = 120): Figures =>
+  ({ rps, ratio, baselineRps: rps / ratio, p50: 2, p99: 4, rssMb, serverBusy: 0.99, cpuUs: 100, kernelUs: 20, cpuRatio: ratio, errors: 0 })
 
 t.test('growth is the pair\'s own figure, not a quotient of ratios over two baselines', async t => {
   // The 100k run's baseline was slow, so its ratio is high; the service held its pace on 1M.
@@ -22,4 +22,14 @@ t.test('a run without the 1M pairs (--quick) has no growth lines', async t => {
   const verdicts = budgetVerdicts({ 'GET list of 20 + X-Total-Count [100k]': figures(0.3, 9000) })
   t.notOk(verdicts.some(v => v.line.includes('growth')))
   t.ok(verdicts.some(v => v.line === 'server RSS under load, peak (MB)'))
+})
+
+t.test('RSS is judged to a tenth of a megabyte, and shown so: 150.4 MB is over a 150 MB budget', async t => {
+  const line = (rssMb: number): string => formatVerdict(budgetVerdicts({ 'GET one task (JWT) [100k]': figures(0.45, 9000, rssMb) }).find(v => v.line === 'server RSS under load, peak (MB)')!)
+  t.match(line(150.4), /\s150\.4\s+<= 150\s+NOT MET$/)
+  t.match(line(150), /\s150\.0\s+<= 150\s+met$/)
+  // A ratio keeps three decimals, a p99 in whole milliseconds none.
+  const verdicts = budgetVerdicts({ 'GET one task (JWT) [100k]': figures(0.45, 9000) }).map(formatVerdict)
+  t.ok(verdicts.some(text => /GET one task \(JWT\): ratio\s+0\.450\s+>= 0\.5\s+NOT MET$/.test(text)), verdicts.join('\n'))
+  t.ok(verdicts.some(text => /p99 at 50 connections \(ms\)\s+4\s+<= 5\s+met$/.test(text)), verdicts.join('\n'))
 })
