@@ -31,3 +31,17 @@ t.test('asked for at any other time, work waits for the end of the turn', async 
   await settled()
   t.same(order, ['the current callback\'s ticks', 'at the end of the turn', 'the check phase, after it'])
 })
+
+t.test('work that waited for the end of the turn is the end of the turn: what it asks for runs in the same check phase', async t => {
+  // The answers written at the end of a turn finish their requests, whose log lines ask to be written then too.
+  const order: string[] = []
+  setTimeout(() => {
+    beforeTurnEnds(() => {
+      order.push('held answers written')
+      beforeTurnEnds(() => order.push('their log lines written'))
+    })
+    setImmediate(() => order.push('the next work of the same check phase'))
+  }, 0)
+  await settled()
+  t.same(order, ['held answers written', 'their log lines written', 'the next work of the same check phase'])
+})
