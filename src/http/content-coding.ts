@@ -60,16 +60,17 @@ const CODERS: Record<Coding, (body: Buffer) => Buffer> = {
   deflate: body => deflateSync(body)
 }
 
-export const encode = (coding: Coding, body: string): Buffer => CODERS[coding](Buffer.from(body))
+export const encode = (coding: Coding, body: string | Buffer): Buffer => CODERS[coding](typeof body === 'string' ? Buffer.from(body) : body)
 
 /** A body kept to be sent again, with its codings as they are first asked for. */
 export interface KeptBody {
-  readonly body: string
+  /** A string, or for a large body UTF-8 bytes (published-document.ts). */
+  readonly body: string | Buffer
   readonly bytes: number
   readonly coded: Map<Coding, Buffer>
 }
 
-export const keptBody = (body: string): KeptBody => ({ body, bytes: Buffer.byteLength(body), coded: new Map() })
+export const keptBody = (body: string | Buffer): KeptBody => ({ body, bytes: Buffer.byteLength(body), coded: new Map() })
 
 /** Sends `kept` in the coding the request prefers, coding it once per coding (the caller has set its type). */
 export async function sendKept (request: FastifyRequest, reply: FastifyReply, kept: KeptBody): Promise<FastifyReply> {

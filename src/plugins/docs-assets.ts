@@ -32,6 +32,6 @@ export function keptDocsAssets (app: FastifyInstance, prefix: string): void {
   for (const file of readdirSync(folder)) {
     const type = KEPT_TYPES[extname(file)]
     if (type === undefined) continue
-    app.get(`${prefix}/static/${file}`, { schema: { hide: true } }, publishedDocument(type, () => readFileSync(join(folder, file), 'utf8')))
+    app.get(`${prefix}/static/${file}`, { schema: { hide: true } }, publishedDocument(type, () => readFileSync(join(folder, file))))
   }
 }

@@ -71,9 +71,8 @@ async function openapi (app: FastifyInstance, options: OpenApiOptions): Promise<
     }
   })
   // The document is complete once the app is ready, and never changes after: each form is made once (published-document.ts),
-  // the YAML from the JSON, on a worker thread.
-  let documentJson: string | undefined
-  const jsonText = (): string => (documentJson ??= JSON.stringify(app.swagger()))
+  // the YAML on a worker thread. Its JSON text is not kept beside the published bytes: the YAML, made at most once, writes it again.
+  const jsonText = (): string => JSON.stringify(app.swagger())
   const json = publishedDocument('application/json; charset=utf-8', jsonText)
   const yaml = publishedDocument('application/x-yaml', async () => await documentYamlOffThread(jsonText()))
   app.get('/openapi.json', { schema: { hide: true } }, json)
