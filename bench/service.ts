@@ -3,11 +3,12 @@
  * PostgreSQL + Redis): production settings and `npm start`'s Node flags, a
  * JWT it accepts, the workloads both measure, and how a result is printed.
  */
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { createSigner } from 'fast-jwt'
 import type { CursorCodec } from '../src/resources/cursor.js'
 import { CONNECTIONS, dist, DURATION, pinned, quick, RUNS, start, type Figures, type Server, type Workload } from './measure.js'
+import { startFlags } from './start-flags.js'
 
 /** The HS256 key of the benches' servers (the naive stack's too). */
 export const SECRET = 'bench-secret-bench-secret-bench-secret-123'
@@ -17,19 +18,13 @@ export function benchAuth (): Record<string, string> {
   return { authorization: `Bearer ${createSigner({ key: SECRET, algorithm: 'HS256', expiresIn: 3_600_000 })({ sub: 'bench', scope: 'admin' })}` }
 }
 
-/** The Node flags `npm start` gives the server, read from the package.json beside `build` so the bench runs it as production does. */
-function startFlags (build: string): string[] {
-  const { scripts } = JSON.parse(readFileSync(join(build, '../package.json'), 'utf8')) as { scripts: { start: string } }
-  return /\bnode ((?:--\S+ )*)dist\/src\/server\.js/.exec(scripts.start)?.[1]?.split(' ').filter(Boolean) ?? []
-}
-
 /**
  * The built server with the full production stack; the rate limit raised so
  * it counts but never refuses. `nodeFlags` follow `npm start`'s; `build` is
  * the dist/ folder to run (another checkout's, to compare with it).
  */
 export async function startService (port: number, env: Record<string, string>, nodeFlags: readonly string[] = [], build = dist): Promise<Server> {
-  return await start([...startFlags(build), ...nodeFlags, join(build, 'src/server.js')], {
+  return await start([...startFlags(join(build, '..')), ...nodeFlags, join(build, 'src/server.js')], {
     NODE_ENV: 'production', PORT: String(port), JWT_SECRET: SECRET, RATE_LIMIT_MAX: '100000000', LOG_LEVEL: 'info', ...env
   }, port)
 }

@@ -1,11 +1,12 @@
 /**
  * Runs the built entry point (dist/src/server.js) as a real child process, the
- * way `npm start` does, and waits for it to listen.
+ * way `npm start` does (with its Node flags), and waits for it to listen.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { TEST_JWT_SECRET } from '../helper.js'
-import { fromRoot } from '../support/paths.js'
+import { startFlags } from '../../bench/start-flags.js'
+import { fromRoot, PROJECT_ROOT } from '../support/paths.js'
 
 export const SERVER_ENTRY = fromRoot('dist/src/server.js')
 
@@ -21,7 +22,7 @@ export interface RunningServer {
 
 export async function startServer (env: Record<string, string>, timeoutMs = 20000): Promise<RunningServer> {
   if (!existsSync(SERVER_ENTRY)) throw new Error(`${SERVER_ENTRY} is missing: run npm run build first (npm test does)`)
-  const child = spawn(process.execPath, [SERVER_ENTRY], {
+  const child = spawn(process.execPath, [...startFlags(PROJECT_ROOT), SERVER_ENTRY], {
     env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', JWT_SECRET: TEST_JWT_SECRET, ...env },
     stdio: ['ignore', 'pipe', 'pipe']
   })

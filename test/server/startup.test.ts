@@ -1,10 +1,11 @@
 // Starting the built server: it boots on a fresh file, keeps what it acknowledged across a SIGKILL, and refuses a start it cannot make with one line saying what to fix.
 import { spawnSync } from 'node:child_process'
-import { existsSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
 import { pathToFileURL } from 'node:url'
 import t from 'tap'
 import { ADMIN } from '../helper.js'
-import { fromRoot } from '../support/paths.js'
+import { startFlags } from '../../bench/start-flags.js'
+import { fromRoot, PROJECT_ROOT } from '../support/paths.js'
 import { runNode } from '../support/run-node.js'
 import { SERVER_ENTRY, startServer } from './spawn.js'
 
@@ -25,6 +26,11 @@ t.test('the entry point boots on a fresh SQLite file and serves /health', async 
   const made = server.logs.findIndex(line => line.msg === 'OpenAPI document made')
   const listening = server.logs.findIndex(line => String(line.msg).startsWith('Server listening'))
   t.ok(made !== -1 && listening !== -1 && made < listening, 'the OpenAPI document is made before the server listens')
+  // Under npm start's Node flags (V8 with no helper threads): the YAML is still made on a worker thread of its own.
+  t.same(readFileSync(`/proc/${String(server.child.pid)}/cmdline`, 'utf8').split('\0').slice(1, -2), startFlags(PROJECT_ROOT), 'the process runs with npm start\'s flags')
+  const yaml = await fetch(`${server.base}/docs/yaml`)
+  t.equal(yaml.status, 200)
+  t.match(await yaml.text(), /^openapi: 3\.1\.0\n/)
 })
 
 t.test('acknowledged writes survive SIGKILL (synchronous FULL by default)', async t => {
