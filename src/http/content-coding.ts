@@ -64,7 +64,7 @@ export const encode = (coding: Coding, body: string | Buffer): Buffer => CODERS[
 
 /** A body kept to be sent again, with its codings as they are first asked for. */
 export interface KeptBody {
-  /** A string, or for a large body UTF-8 bytes (published-document.ts). */
+  /** A string (a list page), or UTF-8 bytes (a published document, kept for the life of the process). */
   readonly body: string | Buffer
   readonly bytes: number
   readonly coded: Map<Coding, Buffer>
