@@ -84,6 +84,13 @@ export interface Dialect extends IndexTraits {
    */
   inOneSnapshot? <T> (read: () => T): T
   /**
+   * `column` equal to any of `values`, bound as one array parameter
+   * (PostgreSQL's `= any($1)`: one statement text, prepared once, however
+   * many values). Defined where reads by id are gathered into one query a
+   * turn (id-batches.ts): where each read is a round trip to a server.
+   */
+  anyOf? (column: Expression<unknown>, values: unknown): Expression<SqlBool>
+  /**
    * `column` as an expression no index can serve, where the database's
    * planner must be told which index to read (SQLite's `+column`); undefined
    * where its statistics choose well (PostgreSQL). Which columns: index-choice.ts.

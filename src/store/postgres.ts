@@ -124,6 +124,7 @@ export function openPostgres (options: PostgresOptions): Dialect {
       return value
     },
     like: (column, pattern) => sql<SqlBool>`lower(${column} collate "und-x-icu") like ${pattern.toLowerCase()} escape '\\'`,
+    anyOf: (column, values) => sql<SqlBool>`${column} = any(${values})`,
     classify (error): ConstraintViolation | undefined {
       const { code, detail } = (error ?? {}) as { code?: string, detail?: string }
       if (code === '23505') {

@@ -16,6 +16,7 @@ import { credentialStore } from './credentials.js'
 import type { Database, Dialect } from './dialect.js'
 import { eventWrites } from './event-writes.js'
 import { idempotencyStore, markCreated } from './idempotency.js'
+import { idBatches } from './id-batches.js'
 import { indexChoice, type IndexChoice } from './index-choice.js'
 import { listQuery } from './list-query.js'
 import { anySubscription } from './outbox.js'
@@ -108,6 +109,17 @@ export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs 
    */
   const byIdShapes = new Map(model.resources.map(resource => [resource.collection, `get ${resource.collection} by id`]))
 
+  /** Reads by id alone, gathered per turn where the dialect binds an array (id-batches.ts); a record asked for twice in a turn is decoded once. */
+  const { anyOf } = dialect
+  const byIds = anyOf === undefined
+    ? undefined
+    : idBatches<Resource, StoredRecord>(async (resource, ids) => {
+      const query = templated(`get ${resource.collection} by ids`, [ids.map(id => codec.encode(resource, 'id', id))],
+        slots => db.selectFrom(resource.collection).select(codec.columns(resource)).where(eb => anyOf(eb.ref('id'), slots[0])))
+      const { rows } = await db.executeQuery<Row>(query)
+      return new Map(rows.map(row => codec.decode(resource, row)).map(record => [record.id, record]))
+    })
+
   function selectById (executor: Kysely<Database>, resource: Resource, id: number, options?: WriteOptions): CompiledQuery {
     const select = (where: Where): Compilable => executor.selectFrom(resource.collection).select(codec.columns(resource)).where(where)
     if (options?.where === undefined || options.where.length === 0) {
@@ -190,6 +202,10 @@ export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs 
     },
 
     async get (resource: Resource, id: number, options?: WriteOptions): Promise<StoredRecord | undefined> {
+      if (byIds !== undefined && (options?.where === undefined || options.where.length === 0)) {
+        // Each request its own error: a 503 made from the batch's failure is answered by every request that waited.
+        return await byIds.load(resource, id).catch(rethrow)
+      }
       const [row] = await read<Row>(selectById(db, resource, id, options))
       return row === undefined ? undefined : codec.decode(resource, row)
     },

@@ -1,0 +1,97 @@
+/**
+ * Reads by id that arrive in one turn share one query where each query is a
+ * round trip (PostgreSQL): every request still gets its own record (or its
+ * 404), a caller's narrowed view is never mixed into another's read, and a
+ * change is seen by the next turn's reads. Runs on SQLite too, where each
+ * read is a call of its own and only the answers are checked. The batching
+ * itself, without a database: idBatches with a recording reader.
+ */
+import t from 'tap'
+import { idBatches } from '../../src/store/id-batches.js'
+import { bearer, body, buildTestApp, createProject, post, type Json } from '../helper.js'
+import { otherConnection } from '../support/other-connection.js'
+import { recordingStore } from '../support/recording-store.js'
+
+t.test('GETs that arrive together each get their own record, in one query a table on PostgreSQL', async t => {
+  const { store, sent, dialect } = await recordingStore(t)
+  const app = await buildTestApp(t, { store })
+  const project = await createProject(app, { name: 'together' })
+  const ids: number[] = []
+  for (const name of ['a', 'b', 'c']) ids.push(body(await post(app, '/v1/tasks', { name, projectId: project.id })).id as number)
+  const [a, b, c] = ids as [number, number, number]
+  sent.length = 0
+
+  const urls = [`/v1/tasks/${a}`, `/v1/tasks/${b}`, `/v1/tasks/${c}`, `/v1/tasks/${a}`, `/v1/tasks/${c + 1000}`, `/v1/projects/${project.id as number}`]
+  const responses = await Promise.all(urls.map(async url => await app.inject({ method: 'GET', url })))
+  t.same(responses.map(response => response.statusCode), [200, 200, 200, 200, 404, 200])
+  t.same(responses.slice(0, 4).map(response => body(response).name), ['a', 'b', 'c', 'a'], 'each its own record; the one asked twice, twice')
+  t.same(responses.slice(0, 4).map(response => body(response).id), [a, b, c, a])
+  t.equal(body(responses[4]!).type, 'urn:resourcery:problem:not-found', 'the one that does not exist is a 404 among them')
+  t.equal(body(responses[5]!).name, 'together', 'another table\'s record, read beside them')
+  if (dialect.anyOf !== undefined) {
+    const byTable = (table: string): number => sent.filter(query => query.sql.startsWith('select') && query.sql.includes(`from "${table}" where "id" = any(`)).length
+    t.equal(byTable('tasks'), 1, 'PostgreSQL: one query for the five reads of tasks')
+    t.equal(byTable('projects'), 1, 'and one for the project')
+    t.same(sent.filter(query => query.sql.includes('"tasks"')).map(query => query.parameters[0]), [[a, b, c, c + 1000]], 'each id asked once')
+  }
+})
+
+t.test('a record changed between two turns is read anew, whoever changed it', async t => {
+  const app = await buildTestApp(t)
+  const db = await otherConnection(t)
+  const project = await createProject(app)
+  const id = body(await post(app, '/v1/tasks', { name: 'first', projectId: project.id })).id as number
+  const read = async (): Promise<Json> => body(await app.inject({ method: 'GET', url: `/v1/tasks/${id}` }))
+  t.equal((await read()).name, 'first')
+  t.equal((await app.inject({ method: 'PATCH', url: `/v1/tasks/${id}`, payload: { name: 'second' } })).statusCode, 200)
+  t.equal((await read()).name, 'second', 'a change through the service')
+  await db.run(`update tasks set name = 'third', version = version + 1 where id = ${id}`)
+  t.equal((await read()).name, 'third', 'a change by another connection')
+})
+
+t.test('a caller who sees only their own records is not answered from another caller\'s read', async t => {
+  const app = await buildTestApp(t)
+  const alice = bearer({ sub: 'alice', scope: 'notes:read notes:write' })
+  const bob = bearer({ sub: 'bob', scope: 'notes:read notes:write' })
+  const note = body(await post(app, '/v1/notes', { name: 'alice\'s' }, { authorization: alice })).id as number
+  const get = async (authorization: string) => await app.inject({ method: 'GET', url: `/v1/notes/${note}`, headers: { authorization } })
+  const [asAlice, asBob, asAdmin] = await Promise.all([get(alice), get(bob), app.inject({ method: 'GET', url: `/v1/notes/${note}` })])
+  t.equal(asAlice.statusCode, 200)
+  t.equal(body(asAlice).name, 'alice\'s')
+  t.equal(asBob.statusCode, 404, 'bob, in the same turn, does not see it')
+  t.equal(asAdmin.statusCode, 200, 'an admin does')
+})
+
+t.test('idBatches: the ids of a turn go in one read a table, each distinct once, and at most 500 to a read', async t => {
+  const reads: Array<{ table: string, ids: readonly number[] }> = []
+  const batches = idBatches<string, string>(async (table, ids) => {
+    reads.push({ table, ids })
+    return new Map(ids.filter(id => id % 2 === 1).map(id => [id, `${table} ${id}`]))
+  })
+  const found = await Promise.all([batches.load('tasks', 1), batches.load('tasks', 2), batches.load('tasks', 1), batches.load('projects', 3)])
+  t.same(found, ['tasks 1', undefined, 'tasks 1', 'projects 3'], 'each its own answer; an id not found is undefined')
+  t.same(reads, [{ table: 'tasks', ids: [1, 2] }, { table: 'projects', ids: [3] }])
+
+  reads.length = 0
+  const many = await Promise.all(Array.from({ length: 501 }, async (_, i) => await batches.load('tasks', i + 1)))
+  t.equal(many[500], 'tasks 501')
+  t.same(reads.map(read => read.ids.length), [500, 1], 'a full read goes at once, the rest at the end of the turn')
+
+  reads.length = 0
+  await batches.load('tasks', 5)
+  await batches.load('tasks', 7)
+  t.same(reads.map(read => read.ids), [[5], [7]], 'reads of different turns are not held for each other')
+})
+
+t.test('idBatches: a read that fails fails every request that waited for it, and the next turn reads again', async t => {
+  let failing = true
+  const batches = idBatches<string, number>(async (_table, ids) => {
+    if (failing) throw new Error('the database is away')
+    return new Map(ids.map(id => [id, id * 10]))
+  })
+  const results = await Promise.allSettled([batches.load('tasks', 1), batches.load('tasks', 2)])
+  t.same(results.map(result => result.status), ['rejected', 'rejected'])
+  t.same(results.map(result => result.status === 'rejected' ? (result.reason as Error).message : ''), ['the database is away', 'the database is away'])
+  failing = false
+  t.equal(await batches.load('tasks', 2), 20)
+})
