@@ -3,7 +3,7 @@
  * so an event exists exactly when its write committed.
  */
 import { randomUUID } from 'node:crypto'
-import { sql, type Compilable, type Kysely } from 'kysely'
+import { sql, type Compilable, type Expression, type Kysely, type SqlBool } from 'kysely'
 import type { Database } from './dialect.js'
 import { EVENTS_TABLE, WEBHOOKS_TABLE } from './webhook-tables.js'
 
@@ -14,6 +14,15 @@ export function eventValues (collection: string, kind: EventKind, record: unknow
   return [`msg_${randomUUID().replace(/-/g, '')}`, `${collection}.${kind}`, collection, JSON.stringify(record), new Date().toISOString()]
 }
 
+/** Whether some subscription is active, as a condition inside a statement: read with the statement's own snapshot. */
+const activeSubscription = sql<SqlBool>`exists (select 1 from ${sql.table(WEBHOOKS_TABLE)} where ${sql.ref('disabledAt')} is null)`
+
+/**
+ * The condition that makes a write statement change nothing while some
+ * subscription is active: a write that carries it needs no event (event-writes.ts).
+ */
+export const noActiveSubscription: Expression<SqlBool> = sql<SqlBool>`not ${activeSubscription}`
+
 /**
  * The outbox row for one write, added inside that write's transaction, and
  * only while some subscription is active: one statement either way (compiled
@@ -23,7 +32,7 @@ export function outboxInsert (executor: Kysely<Database>, values: readonly unkno
   const [id, type, collection, record, createdAt] = values
   const statement = sql`insert into ${sql.table(EVENTS_TABLE)} (id, type, collection, record, ${sql.ref('createdAt')}, ${sql.ref('fannedOut')})
     select ${id}, ${type}, ${collection}, ${record}, ${createdAt}, 0
-    where exists (select 1 from ${sql.table(WEBHOOKS_TABLE)} where ${sql.ref('disabledAt')} is null)`
+    where ${activeSubscription}`
   return { compile: () => statement.compile(executor) }
 }
 

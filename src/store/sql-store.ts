@@ -14,12 +14,11 @@ import { conditionSql, type Where } from './conditions.js'
 import { counting } from './counting.js'
 import { credentialStore } from './credentials.js'
 import type { Database, Dialect } from './dialect.js'
-import { eventWrites } from './event-writes.js'
+import { eventWrites, NEEDS_TRANSACTION, type Outbox } from './event-writes.js'
 import { idempotencyStore, markCreated } from './idempotency.js'
 import { idBatches } from './id-batches.js'
 import { indexChoice, type IndexChoice } from './index-choice.js'
 import { listQuery } from './list-query.js'
-import { anySubscription } from './outbox.js'
 import { queryTemplates } from './query-templates.js'
 import { reads } from './reads.js'
 import { rowCodec, type Row } from './row-codec.js'
@@ -64,7 +63,8 @@ export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs 
   const readers = reads(dialect, rethrow)
   const { read, readInTurn, remembered } = readers
   const { count, matchesUpTo } = counting({ db, model, specs, codec, clauses, reads: readers, rethrow })
-  const writes = eventWrites(writer, templated)
+  // Where writes interleave, each is a transaction of its own anyway: one that is a single statement may commit alone.
+  const writes = eventWrites(writer, templated, dialect.writesOneAtATime ? undefined : db)
 
   /**
    * A query on the rows matching `conditions`, compiled once per shape when
@@ -95,12 +95,6 @@ export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs 
   const byId = (id: number, options?: WriteOptions): Condition[] => [{ field: 'id', op: 'eq', value: id }, ...(options?.where ?? [])]
   const sameVersion = (current: StoredRecord, options?: WriteOptions): Condition[] => [...byId(current.id, options), { field: 'version', op: 'eq', value: current.version }]
 
-  /** The row as a write job sees it: on SQLite inside the write transaction, so nothing can change it before the write. */
-  async function readForWrite (w: Kysely<Database>, resource: Resource, id: number, options?: WriteOptions): Promise<Row | undefined> {
-    const { rows } = await w.executeQuery<Row>(selectById(w, resource, id, options))
-    return rows[0]
-  }
-
   /**
    * The shape of a read by id alone, the hottest query, made once per
    * collection: compileMatching joins a shape's key for every query, and the
@@ -109,16 +103,31 @@ export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs 
    */
   const byIdShapes = new Map(model.resources.map(resource => [resource.collection, `get ${resource.collection} by id`]))
 
-  /** Reads by id alone, gathered per turn where the dialect binds an array (id-batches.ts); a record asked for twice in a turn is decoded once. */
+  /** Whether a read is by id alone: no narrowed view (an owner's) adds to its condition. */
+  const byIdAlone = (options?: WriteOptions): boolean => options?.where === undefined || options.where.length === 0
+
+  /** Reads by id alone, gathered per turn where the dialect binds an array (id-batches.ts): rows by id. */
   const { anyOf } = dialect
   const byIds = anyOf === undefined
     ? undefined
-    : idBatches<Resource, StoredRecord>(async (resource, ids) => {
+    : idBatches<Resource, Row>(async (resource, ids) => {
       const query = templated(`get ${resource.collection} by ids`, [ids.map(id => codec.encode(resource, 'id', id))],
         slots => db.selectFrom(resource.collection).select(codec.columns(resource)).where(eb => anyOf(eb.ref('id'), slots[0])))
       const { rows } = await db.executeQuery<Row>(query)
-      return new Map(rows.map(row => codec.decode(resource, row)).map(record => [record.id, record]))
+      return new Map(rows.map(row => [Number(row.id), row]))
     })
+
+  /**
+   * The row a write job starts from: on SQLite inside the write transaction,
+   * so nothing can change it before the write. A job running alone (no
+   * transaction: `outbox.unwatched`) reads by id with the turn's other reads:
+   * its write's condition on the version catches a row changed since.
+   */
+  async function readForWrite (w: Kysely<Database>, outbox: Outbox, resource: Resource, id: number, options?: WriteOptions): Promise<Row | undefined> {
+    if (outbox.unwatched !== undefined && byIds !== undefined && byIdAlone(options)) return await byIds.load(resource, id)
+    const { rows } = await w.executeQuery<Row>(selectById(w, resource, id, options))
+    return rows[0]
+  }
 
   function selectById (executor: Kysely<Database>, resource: Resource, id: number, options?: WriteOptions): CompiledQuery {
     const select = (where: Where): Compilable => executor.selectFrom(resource.collection).select(codec.columns(resource)).where(where)
@@ -202,11 +211,10 @@ export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs 
     },
 
     async get (resource: Resource, id: number, options?: WriteOptions): Promise<StoredRecord | undefined> {
-      if (byIds !== undefined && (options?.where === undefined || options.where.length === 0)) {
-        // Each request its own error: a 503 made from the batch's failure is answered by every request that waited.
-        return await byIds.load(resource, id).catch(rethrow)
-      }
-      const [row] = await read<Row>(selectById(db, resource, id, options))
+      // Each request its own error: a 503 made from the batch's failure is answered by every request that waited.
+      const row = byIds !== undefined && byIdAlone(options)
+        ? await byIds.load(resource, id).catch(rethrow)
+        : (await read<Row>(selectById(db, resource, id, options)))[0]
       return row === undefined ? undefined : codec.decode(resource, row)
     },
 
@@ -216,15 +224,24 @@ export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs 
       const now = new Date().toISOString()
       try {
         return await writes.run(async (w, outbox) => {
-          const { rows } = await w.executeQuery<Row>(compileMatching(resource, `insert ${resource.collection} ${columns.join(' ')}`, [], [...Object.values(fields), now],
-            slots => w.insertInto(resource.collection).values({ ...namedSlots(columns, slots), version: 1, createdAt: slots[columns.length], updatedAt: slots[columns.length] }).returning(codec.columns(resource))))
-          const inserted = codec.decode(resource, rows[0]!)
+          const { unwatched } = outbox
+          const { rows } = await w.executeQuery<Row>(compileMatching(resource, `insert ${resource.collection} ${columns.join(' ')}${unwatched === undefined ? '' : ' alone'}`, [], [...Object.values(fields), now], slots => {
+            const row = { ...namedSlots(columns, slots), version: 1, createdAt: slots[columns.length], updatedAt: slots[columns.length] }
+            const insert = w.insertInto(resource.collection)
+            // Alone, the row's values are selected under the condition (PostgreSQL types each by its column).
+            return (unwatched === undefined
+              ? insert.values(row)
+              : insert.columns(Object.keys(row)).expression(w.selectNoFrom(Object.entries(row).map(([column, value]) => sql`${value}`.as(column))).where(unwatched))
+            ).returning(codec.columns(resource))
+          }))
+          if (rows[0] === undefined) return NEEDS_TRANSACTION
+          const inserted = codec.decode(resource, rows[0])
           await outbox.add(resource, 'created', inserted)
           if (options?.idempotency !== undefined && !await markCreated(w, options.idempotency, inserted)) {
             throw new IdempotencyInProgress('a retry with this Idempotency-Key took over after this request ran too long; nothing was created here')
           }
           return inserted
-        })
+        }, { inTransaction: options?.idempotency !== undefined })
       } catch (error) {
         return await failedWrite(resource, values, error)
       }
@@ -234,16 +251,18 @@ export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs 
       let values: Readonly<Record<string, unknown>> = {}
       try {
         return await writes.run(async (w, outbox) => {
-          const row = await readForWrite(w, resource, id, options)
+          const row = await readForWrite(w, outbox, resource, id, options)
           if (row === undefined) return 'missing'
           const current = codec.decode(resource, row)
           values = edit(current)
           const fields = codec.encodeFields(resource, values)
           // Only changed columns are set: SQLite rewrites the index entries of every column a statement sets.
           const columns = Object.keys(fields).filter(column => fields[column] !== row[column])
-          const { rows } = await w.executeQuery<Row>(compileMatching(resource, `update ${resource.collection} ${columns.join(' ')}`, sameVersion(current, options), [...columns.map(column => fields[column]), new Date().toISOString()],
-            (slots, where) => w.updateTable(resource.collection).set({ ...namedSlots(columns, slots), version: sql`version + 1`, updatedAt: slots[columns.length] }).where(where).returning(codec.columns(resource))))
-          if (rows[0] === undefined) return 'raced'
+          const { unwatched } = outbox
+          const { rows } = await w.executeQuery<Row>(compileMatching(resource, `update ${resource.collection} ${columns.join(' ')}${unwatched === undefined ? '' : ' alone'}`, sameVersion(current, options), [...columns.map(column => fields[column]), new Date().toISOString()],
+            (slots, where) => w.updateTable(resource.collection).set({ ...namedSlots(columns, slots), version: sql`version + 1`, updatedAt: slots[columns.length] })
+              .where(where).$if(unwatched !== undefined, update => update.where(unwatched!)).returning(codec.columns(resource))))
+          if (rows[0] === undefined) return unwatched === undefined ? 'raced' : NEEDS_TRANSACTION
           const updated = codec.decode(resource, rows[0])
           await outbox.add(resource, 'updated', updated)
           return updated
@@ -256,13 +275,15 @@ export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs 
     async remove (resource: Resource, id: number, check: (current: StoredRecord) => void, options?: WriteOptions): Promise<'removed' | WriteMiss> {
       try {
         return await writes.run(async (w, outbox) => {
-          const row = await readForWrite(w, resource, id, options)
+          const row = await readForWrite(w, outbox, resource, id, options)
           if (row === undefined) return 'missing'
           const current = codec.decode(resource, row)
           check(current)
-          const cascaded = cascades(resource) && await anySubscription(w) ? await cascadedDeletes(w, resource, current.id) : new Map<string, number[]>()
-          const result = await w.executeQuery(compileMatching(resource, `remove ${resource.collection}`, sameVersion(current, options), [], (_, where) => w.deleteFrom(resource.collection).where(where)))
-          if ((result.numAffectedRows ?? 0n) === 0n) return 'raced'
+          const cascaded = cascades(resource) && await outbox.wanted() ? await cascadedDeletes(w, resource, current.id) : new Map<string, number[]>()
+          const { unwatched } = outbox
+          const result = await w.executeQuery(compileMatching(resource, `remove ${resource.collection}${unwatched === undefined ? '' : ' alone'}`, sameVersion(current, options), [],
+            (_, where) => w.deleteFrom(resource.collection).where(where).$if(unwatched !== undefined, remove => remove.where(unwatched!))))
+          if ((result.numAffectedRows ?? 0n) === 0n) return unwatched === undefined ? 'raced' : NEEDS_TRANSACTION
           await outbox.add(resource, 'deleted', { id: current.id })
           for (const [collection, ids] of cascaded) await outbox.addAll(collection, 'deleted', ids.map(id => ({ id })))
           return 'removed'
