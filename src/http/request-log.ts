@@ -13,6 +13,7 @@
  * of a turn can lose that turn's lines.
  */
 import { EventEmitter } from 'node:events'
+import { writeSync } from 'node:fs'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { constants } from 'node:http2'
 import { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify'
@@ -219,13 +220,24 @@ function stdoutPerTurn (): LogDestination {
   const destination = pino.destination({ dest: 1, sync: true, contentMode: 'buffer' })
   const { flushSync, end } = destination
   const writeNow = destination.write as unknown as (this: typeof destination, bytes: Buffer) => boolean
+  // Set by sonic-boom once ended (or broken), which its types do not declare.
+  const ended = (): boolean => (destination as unknown as { destroyed: boolean }).destroyed
   let held: string[] = []
   function flush (): void {
     heldAtExit.delete(flush)
     if (held.length === 0) return
     const lines = Buffer.from(held.join(''))
     held = []
-    writeNow.call(destination, lines)
+    if (!ended()) {
+      writeNow.call(destination, lines)
+      return
+    }
+    // Logged after the log was ended (a connection that closed while the process stopped): sonic-boom
+    // throws once ended, and that killed the stopping process. Its end leaves stdout open: the lines go
+    // there at once. A failure is dropped: the process is on its way out, with nowhere left to say it.
+    try {
+      writeSync(1, lines)
+    } catch {}
   }
   destination.write = line => {
     if (held.length === 0) {
@@ -235,8 +247,9 @@ function stdoutPerTurn (): LogDestination {
     held.push(line)
     return true
   }
-  destination.flushSync = () => { flush(); flushSync.call(destination) }
-  destination.end = () => { flush(); end.call(destination) }
+  destination.flushSync = () => { flush(); if (!ended()) flushSync.call(destination) }
+  // Ended once: a shutdown's deadline and its end may both end the log.
+  destination.end = () => { flush(); if (!ended()) end.call(destination) }
   return destination
 }
 
@@ -254,7 +267,9 @@ const LOG_END_WAIT_MS = 2000
 export async function endLog (logger: FastifyBaseLogger): Promise<void> {
   const destination = (logger as unknown as Record<symbol, unknown>)[pino.symbols.streamSym]
   if (!(destination instanceof EventEmitter) || typeof (destination as { end?: unknown }).end !== 'function') return
-  const stream = destination as EventEmitter & { end (): void }
+  const stream = destination as EventEmitter & { end (): void, destroyed?: boolean }
+  // Already ended: its lines are written (flush), and no event will come again.
+  if (stream.destroyed === true) return
   await new Promise<void>(resolve => {
     // After an earlier broken pipe, pino has made end() do nothing: no event comes, and the exit-time flush does nothing either.
     const bound = setTimeout(resolve, LOG_END_WAIT_MS)

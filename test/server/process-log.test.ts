@@ -68,3 +68,12 @@ t.test('lines logged in the turn in which the process exits are written, whether
     t.same(lines.map(line => (JSON.parse(line) as { msg: string }).msg), ['first line', 'second line, held while the first is written'], `${mode}: both lines, whole and in order`)
   }
 })
+
+t.test('lines logged after the log was ended (a connection closing as the process stops) are written, and end nothing early', async t => {
+  // Before, the turn's write of such a line threw "SonicBoom destroyed", and the stopping process died with it (exit 1).
+  const { lines, code } = await stdoutOf([...nodeArgsFor(import.meta.url, '../support/exit-after-log'), 'late-lines'])
+  t.equal(code, 0, 'exits 0, though its log was ended twice')
+  t.same(lines.map(line => (JSON.parse(line) as { msg: string }).msg), [
+    'first line', 'second line, held while the first is written', 'a line after the log was ended', 'the last line, in the turn of the exit'
+  ], 'every line, whole and in order')
+})
