@@ -3,15 +3,19 @@
  * outbox inside the write's own transaction, and once that has committed the
  * dispatcher is told, if some subscription may want it.
  *
- * Where writes interleave and each already has a transaction of its own
- * (PostgreSQL), a write first runs alone: its one write statement commits by
- * itself and carries a condition that it changes nothing while some
- * subscription is active. Without webhooks (the common case) a PATCH is then
- * two round trips (read, write) instead of five (begin, read, write, outbox,
- * commit), and a POST one instead of four. When the statement changed nothing
- * (a subscription is active, or the record changed since it was read), the
- * write runs again in a transaction, with its event; and while subscriptions
- * stay active, writes go straight there.
+ * A write is two steps: it reads what it starts from (the record it
+ * changes), then writes. On SQLite both run in the write's transaction, so
+ * nothing can change the record in between. Where writes interleave and each
+ * has a transaction of its own (PostgreSQL), the read runs before any
+ * transaction, with the turn's other reads by id, and the write lands only on
+ * the version read; and the write first runs alone: its one write statement
+ * commits by itself and carries a condition that it changes nothing while
+ * some subscription is active. Without webhooks (the common case) a PATCH is
+ * then two round trips (read, write) instead of five (begin, read, write,
+ * outbox, commit), and a POST one instead of four. When the statement changed
+ * nothing (a subscription is active, or the record changed since it was
+ * read), the write is read and run again in a transaction, with its event;
+ * while subscriptions stay active, writes go straight there.
  */
 import type { Expression, Kysely, SqlBool } from 'kysely'
 import type { Resource } from '../resources/model.js'
@@ -21,9 +25,9 @@ import { addEvents, anySubscription, eventValues, noActiveSubscription, outboxIn
 import type { QueryTemplates } from './query-templates.js'
 
 /**
- * What a job that ran alone answers when its write statement changed nothing:
- * a subscription may be active, or the record changed since it was read. The
- * job runs again in a transaction, which tells the two apart.
+ * What a write that ran alone answers when its statement changed nothing: a
+ * subscription may be active, or the record changed since it was read. It is
+ * read and run again in a transaction, which tells the two apart.
  */
 export const NEEDS_TRANSACTION = Symbol('run the write again in a transaction')
 
@@ -32,11 +36,11 @@ export interface Outbox {
   add: (resource: Resource, kind: EventKind, record: unknown) => Promise<void>
   /** Adds the events of many records of one collection at once, once `wanted` said they are. */
   addAll: (collection: string, kind: EventKind, records: readonly unknown[]) => Promise<void>
-  /** Whether events are wanted: some subscription is active (never, for a job running alone). */
+  /** Whether events are wanted: some subscription is active (never, for a write running alone). */
   wanted: () => Promise<boolean>
   /**
-   * Set when the job runs alone, each statement committing as it runs. The
-   * job then sends exactly one write statement, carrying this condition (it
+   * Set when the write runs alone, each statement committing as it runs. It
+   * then sends exactly one write statement, carrying this condition (it
    * changes nothing while some subscription is active, so what it does
    * change needs no event), and answers NEEDS_TRANSACTION if that changed
    * nothing. `add`, `addAll` and `wanted` have nothing to do then.
@@ -44,15 +48,25 @@ export interface Outbox {
   readonly unwatched?: Expression<SqlBool>
 }
 
-export type WriteJob<T> = (w: Kysely<Database>, outbox: Outbox) => Promise<T | typeof NEEDS_TRANSACTION>
+/** A store write's two steps. */
+export interface WriteSteps<R, T> {
+  /**
+   * Reads what the write starts from: on `executor`, the write's transaction
+   * (SQLite), or else (`outside`) the reading connections outside any
+   * transaction, where the write must land only on the version it read.
+   */
+  readonly read: (executor: Kysely<Database>, outside: boolean) => Promise<R>
+  /** The write, made of what was read; in a transaction unless `outbox.unwatched` says it runs alone. */
+  readonly write: (w: Kysely<Database>, outbox: Outbox, read: R) => Promise<T | typeof NEEDS_TRANSACTION>
+}
 
 export interface RunOptions {
-  /** The job writes more than one statement even without events (an insert that marks its idempotency key): never alone. */
+  /** The write sends more than one statement even without events (an insert that marks its idempotency key): never alone. */
   readonly inTransaction?: boolean
 }
 
 export interface EventWrites {
-  run: <T>(job: WriteJob<T>, options?: RunOptions) => Promise<T>
+  run: <R, T>(steps: WriteSteps<R, T>, options?: RunOptions) => Promise<T>
   /** `listener` is called after each commit that enqueued events. */
   onEnqueued: (listener: () => void) => void
 }
@@ -76,43 +90,49 @@ const ALONE: Outbox = {
 }
 
 /**
- * `alone`: where a write's statement can commit by itself and writes
- * interleave anyway (PostgreSQL's pool), for writes to be tried alone first;
- * undefined where every write goes through the writer (SQLite's group commit).
+ * `interleaved`: where writes interleave anyway (PostgreSQL's pool), for
+ * their reads to run outside their transactions and for writes to be tried
+ * alone first; undefined where every write runs whole in the writer's
+ * transactions (SQLite's group commit).
  */
-export function eventWrites (writer: Writer, templated: QueryTemplates, alone?: Kysely<Database>): EventWrites {
+export function eventWrites (writer: Writer, templated: QueryTemplates, interleaved?: Kysely<Database>): EventWrites {
   const listeners: Array<() => void> = []
   // Whether the last event this process's writes offered found a subscription active: then writes skip the attempt alone.
   let watched = false
 
-  async function inTransaction<T> (job: WriteJob<T>): Promise<T> {
+  async function inTransaction<R, T> ({ read, write }: WriteSteps<R, T>): Promise<T> {
     let enqueued = false
-    const result = await writer.run(async w => await job(w, {
-      async add (resource, kind, record) {
-        if (withoutSubscriptions.has(w)) return
-        const inserted = await w.executeQuery(templated('webhook event', eventValues(resource.collection, kind, record), slots => outboxInsert(w, slots)))
-        watched = (inserted.numAffectedRows ?? 0n) > 0n
-        if (watched) enqueued = true
-        else withoutSubscriptions.add(w)
-      },
-      async addAll (collection, kind, records) {
-        await addEvents(w, collection, kind, records)
-        enqueued = enqueued || records.length > 0
-      },
-      wanted: async () => await anySubscription(w)
-    }))
-    if (result === NEEDS_TRANSACTION) throw new Error('a write job asked for a transaction while running in one')
+    // Where writes interleave, the read goes first, outside: the transaction then holds its connection for the write alone.
+    const readFirst = interleaved === undefined ? undefined : { value: await read(interleaved, true) }
+    const result = await writer.run(async w => {
+      const outbox: Outbox = {
+        async add (resource, kind, record) {
+          if (withoutSubscriptions.has(w)) return
+          const inserted = await w.executeQuery(templated('webhook event', eventValues(resource.collection, kind, record), slots => outboxInsert(w, slots)))
+          watched = (inserted.numAffectedRows ?? 0n) > 0n
+          if (watched) enqueued = true
+          else withoutSubscriptions.add(w)
+        },
+        async addAll (collection, kind, records) {
+          await addEvents(w, collection, kind, records)
+          enqueued = enqueued || records.length > 0
+        },
+        wanted: async () => await anySubscription(w)
+      }
+      return await write(w, outbox, readFirst === undefined ? await read(w, false) : readFirst.value)
+    })
+    if (result === NEEDS_TRANSACTION) throw new Error('a write asked for a transaction while running in one')
     if (enqueued) for (const listener of listeners) listener()
     return result
   }
 
   return {
-    async run (job, options) {
-      if (alone !== undefined && options?.inTransaction !== true && !watched) {
-        const result = await job(alone, ALONE)
+    async run (steps, options) {
+      if (interleaved !== undefined && options?.inTransaction !== true && !watched) {
+        const result = await steps.write(interleaved, ALONE, await steps.read(interleaved, true))
         if (result !== NEEDS_TRANSACTION) return result
       }
-      return await inTransaction(job)
+      return await inTransaction(steps)
     },
     onEnqueued (listener) { listeners.push(listener) }
   }

@@ -14,7 +14,7 @@ import { conditionSql, type Where } from './conditions.js'
 import { counting } from './counting.js'
 import { credentialStore } from './credentials.js'
 import type { Database, Dialect } from './dialect.js'
-import { eventWrites, NEEDS_TRANSACTION, type Outbox } from './event-writes.js'
+import { eventWrites, NEEDS_TRANSACTION } from './event-writes.js'
 import { idempotencyStore, markCreated } from './idempotency.js'
 import { idBatches } from './id-batches.js'
 import { indexChoice, type IndexChoice } from './index-choice.js'
@@ -63,7 +63,7 @@ export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs 
   const readers = reads(dialect, rethrow)
   const { read, readInTurn, remembered } = readers
   const { count, matchesUpTo } = counting({ db, model, specs, codec, clauses, reads: readers, rethrow })
-  // Where writes interleave, each is a transaction of its own anyway: one that is a single statement may commit alone.
+  // Where writes interleave, each is a transaction of its own anyway: its read need not be in it, and a write of one statement may commit alone.
   const writes = eventWrites(writer, templated, dialect.writesOneAtATime ? undefined : db)
 
   /**
@@ -118,15 +118,16 @@ export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs 
     })
 
   /**
-   * The row a write job starts from: on SQLite inside the write transaction,
-   * so nothing can change it before the write. A job running alone (no
-   * transaction: `outbox.unwatched`) reads by id with the turn's other reads:
-   * its write's condition on the version catches a row changed since.
+   * The row a write starts from (event-writes.ts): on SQLite in the write's
+   * transaction; `outside` any, with the turn's other reads by id, whose
+   * write's condition on the version catches a row changed since.
    */
-  async function readForWrite (w: Kysely<Database>, outbox: Outbox, resource: Resource, id: number, options?: WriteOptions): Promise<Row | undefined> {
-    if (outbox.unwatched !== undefined && byIds !== undefined && byIdAlone(options)) return await byIds.load(resource, id)
-    const { rows } = await w.executeQuery<Row>(selectById(w, resource, id, options))
-    return rows[0]
+  function rowForWrite (resource: Resource, id: number, options?: WriteOptions): (executor: Kysely<Database>, outside: boolean) => Promise<Row | undefined> {
+    return async (executor: Kysely<Database>, outside: boolean): Promise<Row | undefined> => {
+      if (outside && byIds !== undefined && byIdAlone(options)) return await byIds.load(resource, id)
+      const { rows } = await executor.executeQuery<Row>(selectById(executor, resource, id, options))
+      return rows[0]
+    }
   }
 
   function selectById (executor: Kysely<Database>, resource: Resource, id: number, options?: WriteOptions): CompiledQuery {
@@ -223,24 +224,27 @@ export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs 
       const columns = Object.keys(fields)
       const now = new Date().toISOString()
       try {
-        return await writes.run(async (w, outbox) => {
-          const { unwatched } = outbox
-          const { rows } = await w.executeQuery<Row>(compileMatching(resource, `insert ${resource.collection} ${columns.join(' ')}${unwatched === undefined ? '' : ' alone'}`, [], [...Object.values(fields), now], slots => {
-            const row = { ...namedSlots(columns, slots), version: 1, createdAt: slots[columns.length], updatedAt: slots[columns.length] }
-            const insert = w.insertInto(resource.collection)
-            // Alone, the row's values are selected under the condition (PostgreSQL types each by its column).
-            return (unwatched === undefined
-              ? insert.values(row)
-              : insert.columns(Object.keys(row)).expression(w.selectNoFrom(Object.entries(row).map(([column, value]) => sql`${value}`.as(column))).where(unwatched))
-            ).returning(codec.columns(resource))
-          }))
-          if (rows[0] === undefined) return NEEDS_TRANSACTION
-          const inserted = codec.decode(resource, rows[0])
-          await outbox.add(resource, 'created', inserted)
-          if (options?.idempotency !== undefined && !await markCreated(w, options.idempotency, inserted)) {
-            throw new IdempotencyInProgress('a retry with this Idempotency-Key took over after this request ran too long; nothing was created here')
+        return await writes.run({
+          read: async () => undefined,
+          write: async (w, outbox) => {
+            const { unwatched } = outbox
+            const { rows } = await w.executeQuery<Row>(compileMatching(resource, `insert ${resource.collection} ${columns.join(' ')}${unwatched === undefined ? '' : ' alone'}`, [], [...Object.values(fields), now], slots => {
+              const row = { ...namedSlots(columns, slots), version: 1, createdAt: slots[columns.length], updatedAt: slots[columns.length] }
+              const insert = w.insertInto(resource.collection)
+              // Alone, the row's values are selected under the condition (PostgreSQL types each by its column).
+              return (unwatched === undefined
+                ? insert.values(row)
+                : insert.columns(Object.keys(row)).expression(w.selectNoFrom(Object.entries(row).map(([column, value]) => sql`${value}`.as(column))).where(unwatched))
+              ).returning(codec.columns(resource))
+            }))
+            if (rows[0] === undefined) return NEEDS_TRANSACTION
+            const inserted = codec.decode(resource, rows[0])
+            await outbox.add(resource, 'created', inserted)
+            if (options?.idempotency !== undefined && !await markCreated(w, options.idempotency, inserted)) {
+              throw new IdempotencyInProgress('a retry with this Idempotency-Key took over after this request ran too long; nothing was created here')
+            }
+            return inserted
           }
-          return inserted
         }, { inTransaction: options?.idempotency !== undefined })
       } catch (error) {
         return await failedWrite(resource, values, error)
@@ -250,22 +254,24 @@ export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs 
     async update (resource: Resource, id: number, edit: Edit, options?: WriteOptions): Promise<StoredRecord | WriteMiss> {
       let values: Readonly<Record<string, unknown>> = {}
       try {
-        return await writes.run(async (w, outbox) => {
-          const row = await readForWrite(w, outbox, resource, id, options)
-          if (row === undefined) return 'missing'
-          const current = codec.decode(resource, row)
-          values = edit(current)
-          const fields = codec.encodeFields(resource, values)
-          // Only changed columns are set: SQLite rewrites the index entries of every column a statement sets.
-          const columns = Object.keys(fields).filter(column => fields[column] !== row[column])
-          const { unwatched } = outbox
-          const { rows } = await w.executeQuery<Row>(compileMatching(resource, `update ${resource.collection} ${columns.join(' ')}${unwatched === undefined ? '' : ' alone'}`, sameVersion(current, options), [...columns.map(column => fields[column]), new Date().toISOString()],
-            (slots, where) => w.updateTable(resource.collection).set({ ...namedSlots(columns, slots), version: sql`version + 1`, updatedAt: slots[columns.length] })
-              .where(where).$if(unwatched !== undefined, update => update.where(unwatched!)).returning(codec.columns(resource))))
-          if (rows[0] === undefined) return unwatched === undefined ? 'raced' : NEEDS_TRANSACTION
-          const updated = codec.decode(resource, rows[0])
-          await outbox.add(resource, 'updated', updated)
-          return updated
+        return await writes.run({
+          read: rowForWrite(resource, id, options),
+          write: async (w, outbox, row) => {
+            if (row === undefined) return 'missing'
+            const current = codec.decode(resource, row)
+            values = edit(current)
+            const fields = codec.encodeFields(resource, values)
+            // Only changed columns are set: SQLite rewrites the index entries of every column a statement sets.
+            const columns = Object.keys(fields).filter(column => fields[column] !== row[column])
+            const { unwatched } = outbox
+            const { rows } = await w.executeQuery<Row>(compileMatching(resource, `update ${resource.collection} ${columns.join(' ')}${unwatched === undefined ? '' : ' alone'}`, sameVersion(current, options), [...columns.map(column => fields[column]), new Date().toISOString()],
+              (slots, where) => w.updateTable(resource.collection).set({ ...namedSlots(columns, slots), version: sql`version + 1`, updatedAt: slots[columns.length] })
+                .where(where).$if(unwatched !== undefined, update => update.where(unwatched!)).returning(codec.columns(resource))))
+            if (rows[0] === undefined) return unwatched === undefined ? 'raced' : NEEDS_TRANSACTION
+            const updated = codec.decode(resource, rows[0])
+            await outbox.add(resource, 'updated', updated)
+            return updated
+          }
         })
       } catch (error) {
         return await failedWrite(resource, values, error)
@@ -274,19 +280,21 @@ export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs 
 
     async remove (resource: Resource, id: number, check: (current: StoredRecord) => void, options?: WriteOptions): Promise<'removed' | WriteMiss> {
       try {
-        return await writes.run(async (w, outbox) => {
-          const row = await readForWrite(w, outbox, resource, id, options)
-          if (row === undefined) return 'missing'
-          const current = codec.decode(resource, row)
-          check(current)
-          const cascaded = cascades(resource) && await outbox.wanted() ? await cascadedDeletes(w, resource, current.id) : new Map<string, number[]>()
-          const { unwatched } = outbox
-          const result = await w.executeQuery(compileMatching(resource, `remove ${resource.collection}${unwatched === undefined ? '' : ' alone'}`, sameVersion(current, options), [],
-            (_, where) => w.deleteFrom(resource.collection).where(where).$if(unwatched !== undefined, remove => remove.where(unwatched!))))
-          if ((result.numAffectedRows ?? 0n) === 0n) return unwatched === undefined ? 'raced' : NEEDS_TRANSACTION
-          await outbox.add(resource, 'deleted', { id: current.id })
-          for (const [collection, ids] of cascaded) await outbox.addAll(collection, 'deleted', ids.map(id => ({ id })))
-          return 'removed'
+        return await writes.run({
+          read: rowForWrite(resource, id, options),
+          write: async (w, outbox, row) => {
+            if (row === undefined) return 'missing'
+            const current = codec.decode(resource, row)
+            check(current)
+            const cascaded = cascades(resource) && await outbox.wanted() ? await cascadedDeletes(w, resource, current.id) : new Map<string, number[]>()
+            const { unwatched } = outbox
+            const result = await w.executeQuery(compileMatching(resource, `remove ${resource.collection}${unwatched === undefined ? '' : ' alone'}`, sameVersion(current, options), [],
+              (_, where) => w.deleteFrom(resource.collection).where(where).$if(unwatched !== undefined, remove => remove.where(unwatched!))))
+            if ((result.numAffectedRows ?? 0n) === 0n) return unwatched === undefined ? 'raced' : NEEDS_TRANSACTION
+            await outbox.add(resource, 'deleted', { id: current.id })
+            for (const [collection, ids] of cascaded) await outbox.addAll(collection, 'deleted', ids.map(id => ({ id })))
+            return 'removed'
+          }
         })
       } catch (error) {
         return await failedRemove(resource, id, error)

@@ -2,7 +2,8 @@
  * Writes that commit alone (event-writes.ts): on PostgreSQL, while no
  * webhook subscription is active, a create, edit or delete is one write
  * statement that commits by itself, carrying the condition that no
- * subscription is active; else it runs in a transaction with its event. Runs
+ * subscription is active; else it runs in a transaction with its event, its
+ * record read before that transaction, with the turn's other reads. Runs
  * on SQLite too (every write in a group-committed transaction), where the
  * answers and the events are checked and no statement is tried alone.
  */
@@ -72,6 +73,9 @@ t.test('a subscription another process adds is honoured by the next write; while
   t.equal(await store.remove(projects, second.id, () => {}), 'removed')
   t.equal(await events('projects.deleted'), 1)
   t.equal(triedAlone(), 0, 'while the subscription stays, no write is tried alone')
+  if (onPostgres) {
+    t.ok(sent.some(query => query.sql.includes('from "projects" where "id" = any(')), 'PostgreSQL: an edit in a transaction read its record before it, with the turn\'s other reads by id')
+  }
 
   await other.run(`update ${WEBHOOKS_TABLE} set "disabledAt" = '2026-01-02T00:00:00.000Z'`)
   await rename('unheard')

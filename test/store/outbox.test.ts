@@ -54,7 +54,7 @@ t.test('writes committed together: every event while a subscription is active, o
   const events = async (): Promise<number> => Number((await db.selectFrom(EVENTS_TABLE).select(eb => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n)
   // Ten writes in one turn of the event loop: one group, one transaction.
   const together = async (label: string): Promise<void> => {
-    await Promise.all(Array.from({ length: 10 }, async (_, i) => await writes.run(async (_w, outbox) => { await outbox.add(projects, 'created', { id: i, name: `${label} ${i}` }) })))
+    await Promise.all(Array.from({ length: 10 }, async (_, i) => await writes.run({ read: async () => undefined, write: async (_w, outbox) => { await outbox.add(projects, 'created', { id: i, name: `${label} ${i}` }) } })))
   }
 
   await together('before')
