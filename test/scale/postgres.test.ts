@@ -56,6 +56,8 @@ t.test('a PostgreSQL outage: /ready 503 and requests 503 quickly, then recovery 
   const server = await startServer({ DATABASE_URL: schema.toString(), DATABASE_TIMEOUT_MS: '1000' })
   stop(t, server)
   t.equal((await fetch(`${server.base}/ready`)).status, 200)
+  const project = await fetch(`${server.base}/v1/projects`, { method: 'POST', headers: json, body: '{"name":"before the outage"}' })
+  t.equal(project.status, 201)
 
   proxy.cut()
   const started = Date.now()
@@ -72,6 +74,14 @@ t.test('a PostgreSQL outage: /ready 503 and requests 503 quickly, then recovery 
     t.equal(admin.status, 503, `${path}: 503`)
     t.match(admin.headers.get('content-type'), /application\/problem\+json/)
   }
+  // Writes too: each is one statement sent alone (no subscription), or its batched read, and either fails as a 503.
+  const writes = [
+    await fetch(`${server.base}/v1/projects`, { method: 'POST', headers: json, body: '{"name":"during the outage"}' }),
+    await fetch(`${server.base}${project.headers.get('location')!}`, { method: 'PATCH', headers: json, body: '{"budget":5}' }),
+    await fetch(`${server.base}${project.headers.get('location')!}`, { method: 'DELETE', headers: { authorization: ADMIN } })
+  ]
+  t.same(writes.map(answer => answer.status), [503, 503, 503], 'POST, PATCH and DELETE: 503')
+  t.ok(writes.every(answer => /application\/problem\+json/.test(answer.headers.get('content-type') ?? '')), 'each a problem')
   t.equal((await fetch(`${server.base}/health`)).status, 200, 'the process itself is alive')
 
   await proxy.restore()
@@ -82,6 +92,9 @@ t.test('a PostgreSQL outage: /ready 503 and requests 503 quickly, then recovery 
   }
   t.equal(status, 200, 'ready again without a restart')
   t.equal((await fetch(`${server.base}/v1/projects`, { headers: { authorization: ADMIN } })).status, 200)
+  const after = await fetch(`${server.base}${project.headers.get('location')!}`, { method: 'PATCH', headers: json, body: '{"budget":6}' })
+  t.equal(after.status, 200, 'and writes land again')
+  t.equal(((await after.json()) as { budget: number }).budget, 6)
 })
 
 t.test('acknowledged writes survive SIGKILL on PostgreSQL', { skip }, async t => {
