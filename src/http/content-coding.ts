@@ -31,10 +31,16 @@ const PREFERRED = ['br', 'gzip', 'deflate', 'identity']
 type PreferringEncodings = (this: Negotiator, available: readonly string[], options: { readonly preferred: readonly string[] }) => string[]
 const encodingsInOrder = Negotiator.prototype.encodings as PreferringEncodings
 
+/**
+ * Coding names as the codings are matched: x-gzip is gzip (RFC 9110
+ * §8.4.1.3), in an Accept-Encoding list or a Content-Encoding (request-coding.ts).
+ */
+export const gzipForItsAlias = (codings: string): string => codings.replace(/\bx-gzip\b/gi, 'gzip')
+
 /** The coding an Accept-Encoding value prefers among ours, or 'identity'. */
 function preferredCoding (accepted: string): Coding | 'identity' {
-  // RFC 9110 §8.4.1.3: x-gzip is gzip, as the plugin also reads it.
-  const negotiator = new Negotiator({ headers: { 'accept-encoding': accepted.replace(/\bx-gzip\b/gi, 'gzip') } })
+  // As the plugin also reads it.
+  const negotiator = new Negotiator({ headers: { 'accept-encoding': gzipForItsAlias(accepted) } })
   const [best] = encodingsInOrder.call(negotiator, PREFERRED, { preferred: PREFERRED })
   return (best ?? 'identity') as Coding | 'identity'
 }

@@ -16,6 +16,7 @@
 import type { FastifyCompressOptions } from '@fastify/compress'
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction, RouteOptions } from 'fastify'
 import { annotate, UnsupportedMediaType } from '../errors.js'
+import { gzipForItsAlias } from './content-coding.js'
 import { http2Stream } from './http2-stream.js'
 import { addRouteHook } from './route-hooks.js'
 
@@ -29,10 +30,7 @@ export const ACCEPTED_CODINGS = REQUEST_CODINGS.join(', ')
 const BODYLESS = new Set(['GET', 'HEAD'])
 
 /** The Content-Encoding names the plugin decodes, as it matches them. */
-function canonicalCoding (value: string): string {
-  const coding = value.trim().toLowerCase()
-  return coding === 'x-gzip' ? 'gzip' : coding
-}
+const canonicalCoding = (value: string): string => gzipForItsAlias(value.trim().toLowerCase())
 
 /**
  * Whether a request has a body. Over HTTP/1 its framing says so: chunks, or
