@@ -84,7 +84,7 @@ export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs 
    * write's condition on the version catches a row changed since.
    */
   function rowForWrite (resource: Resource, id: number, options?: WriteOptions): (executor: Kysely<Database>, outside: boolean) => Promise<Row | undefined> {
-    return async (executor: Kysely<Database>, outside: boolean): Promise<Row | undefined> => {
+    return async (executor, outside) => {
       if (outside && byIds !== undefined && byIdOnly(options)) return await byIds.load(resource, id)
       const { rows } = await executor.executeQuery<Row>(selectById(executor, resource, id, options))
       return rows[0]
