@@ -57,19 +57,29 @@ export function scanJson (text: string, depthLimit: number): JsonShape {
   return { tooDeep: false }
 }
 
-/** NUL or an unpaired surrogate anywhere in a string value or key, with its pointer. */
-function findUnstorable (value: unknown, pointer: string): string | undefined {
-  if (typeof value === 'string') {
-    // eslint-disable-next-line no-control-regex
-    return /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/.test(value) ? pointer : undefined
-  }
-  if (typeof value !== 'object' || value === null) return undefined
+/** The JSON Pointer (RFC 6901) of member `key` of the value at `parent`. */
+const memberPointer = (parent: string, key: string): string => `${parent}/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`
+
+/** The pointers of every value or key in `value` that `offends`, a key's being its member's. */
+function offendingPointers (value: unknown, offends: (value: unknown, key?: string) => boolean, pointer = ''): string[] {
+  if (typeof value !== 'object' || value === null) return offends(value) ? [pointer] : []
+  const found: string[] = []
   for (const [key, item] of Object.entries(value)) {
-    const found = findUnstorable(key, pointer) ?? findUnstorable(item, `${pointer}/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`)
-    if (found !== undefined) return found
+    const itemPointer = memberPointer(pointer, key)
+    if (offends(item, key)) found.push(itemPointer)
+    else found.push(...offendingPointers(item, offends, itemPointer))
   }
-  return undefined
+  return found
 }
+
+/** NUL or an unpaired surrogate in a string, a key or a value. */
+// eslint-disable-next-line no-control-regex
+const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/
+const unstorable = (value: unknown, key?: string): boolean => (key !== undefined && UNSTORABLE.test(key)) || (typeof value === 'string' && UNSTORABLE.test(value))
+
+/** A key through which a later merge or spread could reach an object's prototype: what secure-json-parse refuses. */
+const prototypeKey = (value: unknown, key?: string): boolean =>
+  key === '__proto__' || (key === 'constructor' && typeof value === 'object' && value !== null && Object.hasOwn(value, 'prototype'))
 
 // Only escapes can produce NUL or a lone surrogate in valid UTF-8 JSON, so the walk runs only when one is present.
 const SUSPICIOUS_ESCAPE = /\\u(0000|d[89a-f])/i
@@ -90,13 +100,17 @@ export function parseJsonBody (body: Buffer): unknown {
     value = secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' })
   } catch (error) {
     const message = (error as Error).message
-    if (/prototype/i.test(message)) throw invalid([{ in: 'body', pointer: '', detail: 'must not contain __proto__ or constructor.prototype keys' }])
+    if (/prototype/i.test(message)) {
+      // JSON.parse makes "__proto__" an own key like any other: read so, the body shows where each one is.
+      const pointers = offendingPointers(JSON.parse(text) as unknown, prototypeKey)
+      throw invalid(pointers.map(pointer => ({ in: 'body', pointer, detail: 'is refused: a key through which an object\'s prototype could be changed (__proto__, or constructor holding a prototype)' })))
+    }
     throw new MalformedBody(`the body is not valid JSON: ${message}`)
   }
   if (SUSPICIOUS_ESCAPE.test(text)) {
-    const pointer = findUnstorable(value, '')
-    if (pointer !== undefined) {
-      throw invalid([{ in: 'body', pointer, detail: 'must not contain NUL characters or unpaired UTF-16 surrogates' }])
+    const pointers = offendingPointers(value, unstorable)
+    if (pointers.length > 0) {
+      throw invalid(pointers.map(pointer => ({ in: 'body', pointer, detail: 'must not contain NUL characters or unpaired UTF-16 surrogates' })))
     }
   }
   return value

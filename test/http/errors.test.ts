@@ -182,7 +182,11 @@ t.test('malformed, empty, deep, poisoned and non-UTF-8 bodies are 400', async t 
   const deep = assertProblem(t, await send('{"name":' + '['.repeat(100000) + ']'.repeat(100000) + '}'), 400, 'malformed-body')
   t.match(deep.detail, /deeper/)
   const poisoned = assertProblem(t, await send('{"name":"x","__proto__":{"admin":true}}'), 400, 'validation')
-  t.equal(poisoned.detail, 'body must not contain __proto__ or constructor.prototype keys', 'an issue with the whole body names the body')
+  t.equal(poisoned.detail, "/__proto__ is refused: a key through which an object's prototype could be changed (__proto__, or constructor holding a prototype)")
+  t.same(poisoned.errors, [{ in: 'body', pointer: '/__proto__', detail: "is refused: a key through which an object's prototype could be changed (__proto__, or constructor holding a prototype)" }])
+  // Every such key is named where it is, as every other offending property is.
+  const everyOne = assertProblem(t, await send('{"name":"x","constructor":{"prototype":{"admin":true}},"tags":[{"__proto__":1}],"a/b":{"__proto__":2},"c":{"constructor":1}}'), 400, 'validation')
+  t.same((everyOne.errors as Array<{ pointer: string }>).map(error => error.pointer), ['/constructor', '/tags/0/__proto__', '/a~1b/__proto__'])
   t.equal(assertProblem(t, await send('[1]'), 400, 'validation').detail, 'body must be object, not array')
   assertProblem(t, await send('{"name":"x","constructor":{"prototype":{"admin":true}}}'), 400, 'validation')
   assertProblem(t, await send('{"name":"x","tags":[{"__proto__":{"a":1}}]}'), 400)

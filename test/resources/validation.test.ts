@@ -115,6 +115,8 @@ t.test('strings a database cannot hold exactly are refused, not altered', async 
   t.same(pointers(assertProblem(t, nul, 400)), ['/name'])
   const lone = await app.inject({ method: 'POST', url: '/v1/projects', payload: '{"name":"a\\ud800b"}', headers: { 'content-type': 'application/json' } })
   t.same(pointers(assertProblem(t, lone, 400)), ['/name'])
+  const several = await app.inject({ method: 'POST', url: '/v1/projects', payload: '{"name":"a\\u0000b","tags":["ok","\\udc00"]}', headers: { 'content-type': 'application/json' } })
+  t.same(pointers(assertProblem(t, several, 400)), ['/name', '/tags/1'], 'every such string is named, not the first only')
   const pair = await app.inject({ method: 'POST', url: '/v1/projects', payload: '{"name":"smile \\ud83d\\ude00"}', headers: { 'content-type': 'application/json' } })
   t.equal(pair.statusCode, 201, 'a proper surrogate pair is fine')
   t.equal(body(pair).name, 'smile 😀')
