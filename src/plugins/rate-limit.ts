@@ -12,6 +12,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import type { Redis } from 'ioredis'
 import { annotate, rateLimited } from '../errors.js'
+import { sendAtTurnEnd } from '../turn-end-sends.js'
 import { policyField, remainingField } from '../http/rate-limit-fields.js'
 
 export interface RateLimitOptions {
@@ -44,6 +45,8 @@ async function limits (app: FastifyInstance, options: RateLimitOptions): Promise
       if (!down && !closing) app.log.error({ err: error }, 'Redis is unreachable: rate limits are not enforced until it returns')
       down = true
     }
+    // Each (re)connection's stream: the turn's counting commands go to Redis in one write (turn-end-sends.ts).
+    redis.on('connect', () => { sendAtTurnEnd(redis.stream) })
     redis.on('error', lost)
     redis.on('close', () => { lost() })
     redis.on('ready', () => {

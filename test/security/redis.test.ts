@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto'
+import { Socket } from 'node:net'
 import t from 'tap'
 import { bearer, buildTestApp, logCollector } from '../helper.js'
 import { answers, cuttableProxy } from '../support/tcp-proxy.js'
@@ -34,4 +35,37 @@ t.test('with REDIS_URL, two processes share one limit; an outage fails open and 
     recovered = (await get(second)).statusCode
   }
   t.equal(recovered, 429, 'once Redis is back, the shared count applies again')
+})
+
+t.test("a turn's counting commands reach Redis in one write, and each request is still counted", { skip }, async t => {
+  const authorization = bearer({ sub: `batched-${randomUUID()}`, scope: 'projects:read' })
+  const app = await buildTestApp(t, { env: { RATE_LIMIT_MAX: '25', REDIS_URL: `redis://${REDIS.host}:${REDIS.port}` } })
+  const get = async () => await app.inject({ method: 'GET', url: '/v1/projects', headers: { authorization } })
+  t.equal((await get()).statusCode, 200, 'a first request loads the counting script')
+
+  // Every write a socket to Redis hands to the kernel, with the commands it carries.
+  const writes: number[] = []
+  const { _write: write, _writev: writev } = Socket.prototype
+  const commands = (data: unknown): number => String(data).match(/evalsha/gi)?.length ?? 0
+  const toRedis = (socket: Socket): boolean => socket.remotePort === REDIS.port
+  Socket.prototype._write = function (this: Socket, chunk: unknown, encoding: BufferEncoding, callback: (error?: Error | null) => void) {
+    if (toRedis(this)) writes.push(commands(chunk))
+    write.call(this, chunk, encoding, callback)
+  }
+  Socket.prototype._writev = function (this: Socket, chunks: Array<{ chunk: unknown, encoding: BufferEncoding }>, callback: (error?: Error | null) => void) {
+    if (toRedis(this)) writes.push(chunks.reduce((sum, { chunk }) => sum + commands(chunk), 0))
+    writev!.call(this, chunks, callback)
+  }
+  t.teardown(() => { Object.assign(Socket.prototype, { _write: write, _writev: writev }) })
+
+  const burst = await Promise.all(Array.from({ length: 20 }, get))
+  t.same(burst.map(response => response.statusCode), Array(20).fill(200))
+  t.same(writes, [20], 'the 20 requests of one turn: one write of 20 commands')
+  const remaining = burst.map(response => Number(response.headers['x-ratelimit-remaining'])).sort((a, b) => b - a)
+  t.same(remaining, Array.from({ length: 20 }, (_, i) => 23 - i), 'each counted once, in turn')
+
+  writes.length = 0
+  t.equal((await get()).statusCode, 200)
+  t.equal((await get()).headers['x-ratelimit-remaining'], '2', 'and later turns are sent too')
+  t.same(writes, [1, 1], 'a request alone in its turn is one write, at its end')
 })
