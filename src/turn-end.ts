@@ -5,7 +5,7 @@
  * that arrived in the turn share a commit), the answers written together
  * (http/turn-end-writes.ts), the end of the turn's read snapshot
  * (store/turn-snapshot.ts) and the turn's log lines, written in one go
- * (http/request-log.ts). They must know of each other: answers a group's
+ * (http/log-output.ts). They must know of each other: answers a group's
  * commit settles are finished in the check phase, and work scheduled from
  * there with setImmediate waits for the next turn, behind a whole poll phase.
  * Held that long, the answers of one group reached their clients after the

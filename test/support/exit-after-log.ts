@@ -6,7 +6,7 @@
 // closes while the process stops would.
 import { setTimeout as sleep } from 'node:timers/promises'
 import pino from 'pino'
-import { endLog, loggerOptions } from '../../src/http/request-log.js'
+import { endLog, loggerOptions } from '../../src/http/log-output.js'
 
 const mode = process.argv[2]
 const options = loggerOptions('info') as { level: string, stream: pino.DestinationStream }
