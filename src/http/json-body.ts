@@ -60,14 +60,14 @@ export function scanJson (text: string, depthLimit: number): JsonShape {
 /** The JSON Pointer (RFC 6901) of member `key` of the value at `parent`. */
 const memberPointer = (parent: string, key: string): string => `${parent}/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`
 
-/** The pointers of every value or key in `value` that `offends`, a key's being its member's. */
+/** The pointers of every value or key in `value` that `offends` (a key's being its member's), each tested once. */
 function offendingPointers (value: unknown, offends: (value: unknown, key?: string) => boolean, pointer = ''): string[] {
   if (typeof value !== 'object' || value === null) return offends(value) ? [pointer] : []
   const found: string[] = []
   for (const [key, item] of Object.entries(value)) {
     const itemPointer = memberPointer(pointer, key)
     if (offends(item, key)) found.push(itemPointer)
-    else found.push(...offendingPointers(item, offends, itemPointer))
+    else if (typeof item === 'object' && item !== null) found.push(...offendingPointers(item, offends, itemPointer))
   }
   return found
 }
