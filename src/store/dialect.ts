@@ -91,6 +91,17 @@ export interface Dialect extends IndexTraits {
    */
   anyOf? (column: Expression<unknown>, values: unknown): Expression<SqlBool>
   /**
+   * Defined where a turn's creates of one collection are gathered into one
+   * statement (create-batches.ts): where each statement is a round trip to a
+   * server, and commits by itself.
+   */
+  manyRows?: {
+    /** The values of one column for many rows, bound as one array parameter of the column's type (PostgreSQL's `$1::bigint[]`). */
+    array (kind: ColumnKind, values: unknown): Expression<unknown>
+    /** Whether a statement's failure is the server's own answer, so that nothing of it was committed; a lost connection's is not. */
+    undone (error: unknown): boolean
+  }
+  /**
    * `column` as an expression no index can serve, where the database's
    * planner must be told which index to read (SQLite's `+column`); undefined
    * where its statistics choose well (PostgreSQL). Which columns: index-choice.ts.

@@ -125,6 +125,12 @@ export function openPostgres (options: PostgresOptions): Dialect {
     },
     like: (column, pattern) => sql<SqlBool>`lower(${column} collate "und-x-icu") like ${pattern.toLowerCase()} escape '\\'`,
     anyOf: (column, values) => sql<SqlBool>`${column} = any(${values})`,
+    manyRows: {
+      // pg sends a JavaScript array as an array literal; the cast types each element as the column's.
+      array: (kind, values) => sql`${values}::${sql.raw(TYPES[kind])}[]`,
+      // An ERROR answer: the statement's transaction was rolled back. FATAL ends the session, perhaps after a commit.
+      undone: error => error instanceof pg.DatabaseError && error.severity === 'ERROR'
+    },
     classify (error): ConstraintViolation | undefined {
       const { code, detail } = (error ?? {}) as { code?: string, detail?: string }
       if (code === '23505') {

@@ -12,6 +12,7 @@ import { cascadedIds, cascades } from './cascade.js'
 import type { Database, Dialect } from './dialect.js'
 import { eventWrites, NEEDS_TRANSACTION, type Outbox, type WriteSteps } from './event-writes.js'
 import { markCreated } from './idempotency.js'
+import { loneCreates } from './lone-creates.js'
 import { byId, type CompileMatching } from './matching-queries.js'
 import type { QueryTemplates } from './query-templates.js'
 import type { Row, RowCodec } from './row-codec.js'
@@ -53,6 +54,7 @@ export interface RecordWritesContext {
 export function recordWrites ({ dialect, model, codec, templated, compileMatching, errors, rowForWrite }: RecordWritesContext): Pick<Store, 'insert' | 'update' | 'remove' | 'onEventsEnqueued'> {
   // Where writes interleave, each is a transaction of its own anyway: its read need not be in it, and a write of one statement may commit alone.
   const writes = eventWrites(dialect.writer, templated, dialect.writesOneAtATime ? undefined : dialect.db)
+  const creates = loneCreates(dialect, codec, templated)
 
   /**
    * What deleting `id` will take with it. Where writes can interleave, the
@@ -84,7 +86,8 @@ export function recordWrites ({ dialect, model, codec, templated, compileMatchin
           read: async () => undefined,
           write: async (w, outbox) => {
             const { unwatched } = outbox
-            const { rows } = await w.executeQuery<Row>(compileMatching(resource, aloneOrNot(`insert ${resource.collection} ${columns.join(' ')}`, unwatched), [], [...Object.values(fields), now], slots => {
+            const values = [...Object.values(fields), now]
+            const insert = async (): Promise<Row | undefined> => (await w.executeQuery<Row>(compileMatching(resource, aloneOrNot(`insert ${resource.collection} ${columns.join(' ')}`, unwatched), [], values, slots => {
               const row = { ...namedSlots(columns, slots), version: 1, createdAt: slots[columns.length], updatedAt: slots[columns.length] }
               const insert = w.insertInto(resource.collection)
               // Alone, the row's values are selected under the condition (PostgreSQL types each by its column).
@@ -92,9 +95,11 @@ export function recordWrites ({ dialect, model, codec, templated, compileMatchin
                 ? insert.values(row)
                 : insert.columns(Object.keys(row)).expression(w.selectNoFrom(Object.entries(row).map(([column, value]) => sql`${value}`.as(column))).where(unwatched))
               ).returning(codec.columns(resource))
-            }))
-            if (rows[0] === undefined) return NEEDS_TRANSACTION
-            const inserted = codec.decode(resource, rows[0])
+            }))).rows[0]
+            // Alone, with the turn's other lone creates where the dialect gathers them (lone-creates.ts).
+            const created = unwatched !== undefined && creates !== undefined ? await creates.create(resource, columns, values, insert) : await insert()
+            if (created === undefined) return NEEDS_TRANSACTION
+            const inserted = codec.decode(resource, created)
             await outbox.add(resource, 'created', inserted)
             if (options?.idempotency !== undefined && !await markCreated(w, options.idempotency, inserted)) {
               throw new IdempotencyInProgress('a retry with this Idempotency-Key took over after this request ran too long; nothing was created here')

@@ -1,0 +1,116 @@
+/**
+ * Creates that arrive together (lone-creates.ts, create-batches.ts): on
+ * PostgreSQL, while no webhook subscription is active, a turn's creates of
+ * one collection are made by one statement, each answered with its own
+ * record; when one of them fails, each runs alone to its own answer; with a
+ * subscription active, each runs in a transaction with its event. Runs on
+ * SQLite too (every write in a group-committed transaction), where the
+ * answers are checked and no statement gathers creates.
+ */
+import t from 'tap'
+import { assertProblem, body, buildTestApp, createProject, post } from '../helper.js'
+import { otherConnection } from '../support/other-connection.js'
+import { recordingStore } from '../support/recording-store.js'
+import { EVENTS_TABLE, WEBHOOKS_TABLE } from '../../src/store/webhook-tables.js'
+
+/** The statement that makes many creates at once. */
+const gathered = (sql: string): boolean => sql.startsWith('insert into') && sql.includes('unnest(')
+const singles = (sql: string): boolean => sql.startsWith('insert into') && !sql.includes('unnest(')
+
+t.test('creates of one turn are made by one statement, each answered with its own record', async t => {
+  const { store, sent, dialect } = await recordingStore(t)
+  const app = await buildTestApp(t, { store })
+  const other = await otherConnection(t)
+  const project = await createProject(app, { name: 'gathered' })
+  sent.length = 0
+
+  const names = Array.from({ length: 12 }, (_, i) => `gathered ${i}`)
+  const answers = await Promise.all(names.map(async (name, i) => await post(app, '/v1/tasks', { name, projectId: project.id, priority: i % 5 + 1, assignee: `person ${i}` })))
+  t.same(answers.map(answer => answer.statusCode), names.map(() => 201))
+  answers.forEach((answer, i) => {
+    const created = body(answer)
+    t.equal(created.name, names[i], `create ${i} is answered with its own record`)
+    t.equal(created.assignee, `person ${i}`)
+    t.equal(created.priority, i % 5 + 1)
+    t.equal(answer.headers.location, `/v1/tasks/${created.id as number}`)
+  })
+  const ids = answers.map(answer => body(answer).id as number)
+  t.equal(new Set(ids).size, 12, 'twelve records')
+  for (const [i, id] of ids.entries()) {
+    t.equal(await other.count('tasks', `id = ${id} and name = '${names[i]!}' and priority = ${i % 5 + 1} and assignee = 'person ${i}' and version = 1`), 1, `record ${i} is stored as answered`)
+  }
+  const fetched = await app.inject({ method: 'GET', url: `/v1/tasks/${ids[7]!}` })
+  t.equal(fetched.headers.etag, answers[7]!.headers.etag, 'a create\'s ETag is its record\'s')
+
+  if (dialect.writesOneAtATime) {
+    t.equal(sent.filter(query => gathered(query.sql)).length, 0, 'SQLite: every create in the writer\'s transaction')
+    return
+  }
+  t.equal(sent.filter(query => gathered(query.sql)).length, 1, 'PostgreSQL: one statement made all twelve')
+  t.equal(sent.filter(query => singles(query.sql)).length, 0, 'and none was made alone')
+})
+
+t.test('every kind of column goes through a gathered create exactly', async t => {
+  const { store, sent, dialect } = await recordingStore(t)
+  const app = await buildTestApp(t, { store })
+  // Text an array literal must escape, numbers that are not whole, booleans, JSON, and fields left out.
+  const sentValues = [
+    { name: 'kinds "quoted" \\ {braced}, commas', description: 'ü 中文 NULL "', active: false, budget: 1234.5, tags: ['a "b" c', 'd\\e', '{f,g}', 'NULL'] },
+    { name: 'kinds plain', active: true, budget: 0.1, tags: [] },
+    { name: 'kinds bare' }
+  ]
+  sent.length = 0
+  const answers = await Promise.all(sentValues.map(async values => await post(app, '/v1/projects', values)))
+  t.same(answers.map(answer => answer.statusCode), [201, 201, 201])
+  const expected = [sentValues[0], sentValues[1], { name: 'kinds bare', active: true, tags: [] }]
+  /** A record's fields, without what the service adds. */
+  const fieldsOf = (record: Record<string, unknown>): Record<string, unknown> =>
+    Object.fromEntries(Object.entries(record).filter(([name]) => !['id', 'links', 'createdAt', 'updatedAt'].includes(name)))
+  for (const [i, answer] of answers.entries()) {
+    const created = body(answer)
+    t.same(fieldsOf(created), expected[i], `create ${i} answered as sent`)
+    const stored = body(await app.inject({ method: 'GET', url: `/v1/projects/${created.id as number}` }))
+    t.same(stored, created, 'and stored as answered, its times too')
+  }
+  const owned = await Promise.all(['mine', 'mine too'].map(async name => await post(app, '/v1/notes', { name })))
+  t.same(owned.map(answer => body(answer).owner), ['test-admin', 'test-admin'], 'an owned collection\'s creates carry their owner')
+  if (!dialect.writesOneAtATime) t.equal(sent.filter(query => gathered(query.sql)).length, 2, 'PostgreSQL: the projects and the notes each in one statement')
+})
+
+t.test('when one create of a turn fails, each runs alone and gets its own answer', async t => {
+  const { store, sent, dialect } = await recordingStore(t)
+  const app = await buildTestApp(t, { store })
+  const other = await otherConnection(t)
+  const project = await createProject(app, { name: 'taken' })
+  sent.length = 0
+
+  const projects = ['one', 'taken', 'two', 'three'].map(name => ({ name }))
+  const tasks = [project.id, 999999, project.id].map((projectId, i) => ({ name: `child ${i}`, projectId }))
+  const [projectAnswers, taskAnswers] = await Promise.all([
+    Promise.all(projects.map(async values => await post(app, '/v1/projects', values))),
+    Promise.all(tasks.map(async values => await post(app, '/v1/tasks', values)))
+  ])
+  t.same(projectAnswers.map(answer => answer.statusCode), [201, 409, 201, 201], 'the name already taken is a 409, the others are made')
+  assertProblem(t, projectAnswers[1]!, 409)
+  t.same(taskAnswers.map(answer => answer.statusCode), [201, 400, 201], 'the missing parent is a 400, the others are made')
+  const missing = assertProblem(t, taskAnswers[1]!, 400)
+  t.same((missing.errors as Array<{ pointer: string }>).map(error => error.pointer), ['/projectId'])
+  for (const name of ['one', 'taken', 'two', 'three']) t.equal(await other.count('projects', `name = '${name}'`), 1, `${name}: once`)
+  for (const name of ['child 0', 'child 2']) t.equal(await other.count('tasks', `name = '${name}'`), 1, `${name}: once`)
+  t.equal(await other.count('tasks', 'name = \'child 1\''), 0)
+
+  if (dialect.writesOneAtATime) return
+  t.equal(sent.filter(query => gathered(query.sql)).length, 2, 'PostgreSQL: each collection\'s creates were sent as one statement')
+  t.equal(sent.filter(query => singles(query.sql)).length, 7, 'which failed, and each create then ran alone')
+})
+
+t.test('with a subscription active, creates of one turn each get their event', async t => {
+  const app = await buildTestApp(t)
+  const other = await otherConnection(t)
+  const project = await createProject(app, { name: 'heard' })
+  await other.run(`insert into ${WEBHOOKS_TABLE} (url, events, secret, "createdAt") values ('https://hooks.example.com/in', '["*"]', 'whsec_x', '2026-01-01T00:00:00.000Z')`)
+  const answers = await Promise.all(Array.from({ length: 6 }, async (_, i) => await post(app, '/v1/tasks', { name: `heard ${i}`, projectId: project.id })))
+  t.same(answers.map(answer => answer.statusCode), Array(6).fill(201))
+  t.equal(await other.count(EVENTS_TABLE, 'type = \'tasks.created\''), 6, 'six events')
+  t.equal(await other.count('tasks', 'name like \'heard %\''), 6, 'six records, none made twice')
+})
