@@ -86,8 +86,9 @@ export function recordWrites ({ dialect, model, codec, templated, compileMatchin
           read: async () => undefined,
           write: async (w, outbox) => {
             const { unwatched } = outbox
-            const values = [...Object.values(fields), now]
-            const insert = async (): Promise<Row | undefined> => (await w.executeQuery<Row>(compileMatching(resource, aloneOrNot(`insert ${resource.collection} ${columns.join(' ')}`, unwatched), [], values, slots => {
+            // The columns' values, then the creation time.
+            const rowValues = [...Object.values(fields), now]
+            const insertRow = async (): Promise<Row | undefined> => (await w.executeQuery<Row>(compileMatching(resource, aloneOrNot(`insert ${resource.collection} ${columns.join(' ')}`, unwatched), [], rowValues, slots => {
               const row = { ...namedSlots(columns, slots), version: 1, createdAt: slots[columns.length], updatedAt: slots[columns.length] }
               const insert = w.insertInto(resource.collection)
               // Alone, the row's values are selected under the condition (PostgreSQL types each by its column).
@@ -97,7 +98,7 @@ export function recordWrites ({ dialect, model, codec, templated, compileMatchin
               ).returning(codec.columns(resource))
             }))).rows[0]
             // Alone, with the turn's other lone creates where the dialect gathers them (lone-creates.ts).
-            const created = unwatched !== undefined && creates !== undefined ? await creates.create(resource, columns, values, insert) : await insert()
+            const created = unwatched !== undefined && creates !== undefined ? await creates.create(resource, columns, rowValues, insertRow) : await insertRow()
             if (created === undefined) return NEEDS_TRANSACTION
             const inserted = codec.decode(resource, created)
             await outbox.add(resource, 'created', inserted)
