@@ -12,7 +12,7 @@ const suites = [
   'http/errors', 'http/raw-requests', 'http/request-log', 'http/caching', 'http/create-preconditions', 'http/concurrency', 'http/idempotency', 'http/negotiation',
   'auth/credentials', 'auth/admin-pages', 'auth/admin-conditional', 'auth/ownership', 'auth/ownership-model',
   'ops/health',
-  'store/migration', 'store/lone-writes', 'store/lone-creates', 'store/sort-plans', 'store/row-counts', 'store/value-counts', 'store/remembered-pages', 'store/id-batches', 'store/long-names', 'store/tally-repair',
+  'store/migration', 'store/lone-writes', 'store/gathered-writes', 'store/sort-plans', 'store/row-counts', 'store/value-counts', 'store/remembered-pages', 'store/id-batches', 'store/long-names', 'store/tally-repair',
   'security/owasp',
   'webhooks/delivery', 'webhooks/target-checks', 'webhooks/dispatcher', 'webhooks/cascades',
   'openapi/problem-docs'

@@ -12,7 +12,7 @@ import { cascadedIds, cascades } from './cascade.js'
 import type { Database, Dialect } from './dialect.js'
 import { eventWrites, NEEDS_TRANSACTION, type Outbox, type WriteSteps } from './event-writes.js'
 import { markCreated } from './idempotency.js'
-import { loneCreates } from './lone-creates.js'
+import { gatheredWrites } from './gathered-writes.js'
 import { byId, type CompileMatching } from './matching-queries.js'
 import type { QueryTemplates } from './query-templates.js'
 import type { Row, RowCodec } from './row-codec.js'
@@ -54,7 +54,8 @@ export interface RecordWritesContext {
 export function recordWrites ({ dialect, model, codec, templated, compileMatching, errors, rowForWrite }: RecordWritesContext): Pick<Store, 'insert' | 'update' | 'remove' | 'onEventsEnqueued'> {
   // Where writes interleave, each is a transaction of its own anyway: its read need not be in it, and a write of one statement may commit alone.
   const writes = eventWrites(dialect.writer, templated, dialect.writesOneAtATime ? undefined : dialect.db)
-  const creates = loneCreates(dialect, codec, templated)
+  // Where each write is a round trip, a turn's lone writes of one collection share a statement.
+  const gathered = gatheredWrites(dialect, codec, templated)
 
   /**
    * What deleting `id` will take with it. Where writes can interleave, the
@@ -97,8 +98,8 @@ export function recordWrites ({ dialect, model, codec, templated, compileMatchin
                 : insert.columns(Object.keys(row)).expression(w.selectNoFrom(Object.entries(row).map(([column, value]) => sql`${value}`.as(column))).where(unwatched))
               ).returning(codec.columns(resource))
             }))).rows[0]
-            // Alone, with the turn's other lone creates where the dialect gathers them (lone-creates.ts).
-            const created = unwatched !== undefined && creates !== undefined ? await creates.create(resource, columns, rowValues, insertRow) : await insertRow()
+            // Alone, with the turn's other lone creates where the dialect gathers them (gathered-writes.ts).
+            const created = unwatched !== undefined && gathered !== undefined ? await gathered.create(resource, columns, rowValues, insertRow) : await insertRow()
             if (created === undefined) return NEEDS_TRANSACTION
             const inserted = codec.decode(resource, created)
             await outbox.add(resource, 'created', inserted)
@@ -122,11 +123,17 @@ export function recordWrites ({ dialect, model, codec, templated, compileMatchin
           // Only changed columns are set: SQLite rewrites the index entries of every column a statement sets.
           const columns = Object.keys(fields).filter(column => fields[column] !== row[column])
           const { unwatched } = outbox
-          const { rows } = await w.executeQuery<Row>(compileMatching(resource, aloneOrNot(`update ${resource.collection} ${columns.join(' ')}`, unwatched), sameVersion(current, options), [...columns.map(column => fields[column]), new Date().toISOString()],
+          // The changed columns' values, then the edit's time.
+          const rowValues = [...columns.map(column => fields[column]), new Date().toISOString()]
+          const updateRow = async (): Promise<Row | undefined> => (await w.executeQuery<Row>(compileMatching(resource, aloneOrNot(`update ${resource.collection} ${columns.join(' ')}`, unwatched), sameVersion(current, options), rowValues,
             (slots, where) => w.updateTable(resource.collection).set({ ...namedSlots(columns, slots), version: sql`version + 1`, updatedAt: slots[columns.length] })
-              .where(where).$if(unwatched !== undefined, update => update.where(unwatched!)).returning(codec.columns(resource))))
-          if (rows[0] === undefined) return nothingChanged(unwatched)
-          const updated = codec.decode(resource, rows[0])
+              .where(where).$if(unwatched !== undefined, update => update.where(unwatched!)).returning(codec.columns(resource))))).rows[0]
+          // Alone and by id only (an owner's narrowed view is not gathered), with the turn's other lone edits where the dialect gathers them.
+          const edited = unwatched !== undefined && gathered !== undefined && (options?.where?.length ?? 0) === 0
+            ? await gathered.edit(resource, current.id, current.version, columns, rowValues, updateRow)
+            : await updateRow()
+          if (edited === undefined) return nothingChanged(unwatched)
+          const updated = codec.decode(resource, edited)
           await outbox.add(resource, 'updated', updated)
           return updated
         }))

@@ -1,11 +1,12 @@
 /**
- * Creates that arrive together (lone-creates.ts, create-batches.ts): on
+ * Writes that arrive together (gathered-writes.ts, write-batches.ts): on
  * PostgreSQL, while no webhook subscription is active, a turn's creates of
- * one collection are made by one statement, each answered with its own
- * record; when one of them fails, each runs alone to its own answer; with a
- * subscription active, each runs in a transaction with its event. Runs on
- * SQLite too (every write in a group-committed transaction), where the
- * answers are checked and no statement gathers creates.
+ * one collection are made by one statement, and its edits written by one,
+ * each answered with its own record; when one of them fails, each runs
+ * alone to its own answer; with a subscription active, each runs in a
+ * transaction with its event. Runs on SQLite too (every write in a
+ * group-committed transaction), where the answers are checked and no
+ * statement gathers writes.
  */
 import t from 'tap'
 import { assertProblem, body, buildTestApp, createProject, post } from '../helper.js'
@@ -13,9 +14,12 @@ import { otherConnection } from '../support/other-connection.js'
 import { recordingStore } from '../support/recording-store.js'
 import { EVENTS_TABLE, WEBHOOKS_TABLE } from '../../src/store/webhook-tables.js'
 
-/** The statement that makes many creates at once. */
+/** The statement that makes many creates at once, and a create alone. */
 const gathered = (sql: string): boolean => sql.startsWith('insert into') && sql.includes('unnest(')
 const singles = (sql: string): boolean => sql.startsWith('insert into') && !sql.includes('unnest(')
+/** The statement that writes many edits at once, and an edit alone. */
+const gatheredEdits = (sql: string): boolean => sql.startsWith('update') && sql.includes('unnest(')
+const singleEdits = (sql: string): boolean => sql.startsWith('update') && !sql.includes('unnest(')
 
 t.test('creates of one turn are made by one statement, each answered with its own record', async t => {
   const { store, sent, dialect } = await recordingStore(t)
@@ -113,4 +117,71 @@ t.test('with a subscription active, creates of one turn each get their event', a
   t.same(answers.map(answer => answer.statusCode), Array(6).fill(201))
   t.equal(await other.count(EVENTS_TABLE, 'type = \'tasks.created\''), 6, 'six events')
   t.equal(await other.count('tasks', 'name like \'heard %\''), 6, 'six records, none made twice')
+})
+
+t.test('edits of one turn are written by one statement, each on the version it read and answered with its own record', async t => {
+  const { store, sent, dialect } = await recordingStore(t)
+  const app = await buildTestApp(t, { store })
+  const other = await otherConnection(t)
+  const project = await createProject(app, { name: 'edited' })
+  const created = await Promise.all(Array.from({ length: 8 }, async (_, i) => await post(app, '/v1/tasks', { name: `edited ${i}`, projectId: project.id })))
+  const ids = created.map(answer => body(answer).id as number)
+  sent.length = 0
+
+  const answers = await Promise.all(ids.map(async (id, i) => await app.inject({
+    method: 'PATCH', url: `/v1/tasks/${id}`, headers: { 'if-match': created[i]!.headers.etag! }, payload: { priority: i % 5 + 1, assignee: `editor ${i}` }
+  })))
+  t.same(answers.map(answer => answer.statusCode), ids.map(() => 200))
+  for (const [i, answer] of answers.entries()) {
+    t.match(body(answer), { id: ids[i], name: `edited ${i}`, priority: i % 5 + 1, assignee: `editor ${i}` }, `edit ${i} is answered with its own record`)
+    t.not(answer.headers.etag, created[i]!.headers.etag)
+    t.equal(await other.count('tasks', `id = ${ids[i]!} and priority = ${i % 5 + 1} and assignee = 'editor ${i}' and version = 2`), 1, 'and stored so, once')
+  }
+  t.equal((await app.inject({ method: 'GET', url: `/v1/tasks/${ids[3]!}` })).headers.etag, answers[3]!.headers.etag, 'an edit\'s ETag is its record\'s')
+  if (!dialect.writesOneAtATime) {
+    // The edits read their records in the turn's batch of reads; those that read together are written together.
+    const gatheredIds = sent.filter(query => gatheredEdits(query.sql)).map(query => query.parameters[0] as unknown[])
+    t.ok(gatheredIds.some(statement => statement.length >= 2), 'PostgreSQL: edits went together')
+    t.equal(gatheredIds.flat().length + sent.filter(query => singleEdits(query.sql)).length, 8, 'each edit written by one statement')
+  }
+
+  sent.length = 0
+  // Two edits of one record in one turn, and edits of others: no edit is lost, none applied twice.
+  const [first, second, third] = ids as [number, number, number]
+  const mixed = await Promise.all([[first, 'again'], [second, 'b'], [first, 'once more'], [third, 'c']].map(async ([id, assignee]) =>
+    await app.inject({ method: 'PATCH', url: `/v1/tasks/${id as number}`, payload: { assignee } })))
+  t.same(mixed.map(answer => answer.statusCode), [200, 200, 200, 200])
+  t.not(mixed[0]!.headers.etag, mixed[2]!.headers.etag, 'the record edited twice: two versions')
+  t.equal(await other.count('tasks', `id = ${first} and version = 4 and assignee in ('again', 'once more')`), 1, 'both edits landed, one after the other')
+  t.equal(await other.count('tasks', `id in (${second}, ${third}) and version = 3`), 2)
+  if (!dialect.writesOneAtATime) t.ok(sent.filter(query => gatheredEdits(query.sql)).length >= 1, 'PostgreSQL: the others still went together')
+})
+
+t.test('when one edit of a turn fails, each runs alone and gets its own answer', async t => {
+  const { store, sent, dialect } = await recordingStore(t)
+  const app = await buildTestApp(t, { store })
+  const other = await otherConnection(t)
+  await createProject(app, { name: 'untouched' })
+  const projects = await Promise.all(['kept one', 'kept two', 'kept three'].map(async name => await createProject(app, { name })))
+  sent.length = 0
+  const renames = ['renamed one', 'untouched', 'renamed two']
+  const answers = await Promise.all(projects.map(async (project, i) => await app.inject({ method: 'PATCH', url: `/v1/projects/${project.id as number}`, payload: { name: renames[i] } })))
+  t.same(answers.map(answer => answer.statusCode), [200, 409, 200], 'the name another project has is a 409, the others are written')
+  for (const name of ['renamed one', 'kept two', 'renamed two', 'untouched']) t.equal(await other.count('projects', `name = '${name}'`), 1, `${name}: once`)
+  t.equal(await other.count('projects', 'name in (\'kept one\', \'kept three\')'), 0)
+  if (dialect.writesOneAtATime) return
+  t.equal(sent.filter(query => gatheredEdits(query.sql)).length, 1, 'PostgreSQL: the three were sent as one statement')
+  t.equal(sent.filter(query => singleEdits(query.sql)).length, 3, 'which failed, and each edit then ran alone')
+})
+
+t.test('with a subscription active, edits of one turn each get their event', async t => {
+  const app = await buildTestApp(t)
+  const other = await otherConnection(t)
+  const project = await createProject(app, { name: 'edits heard' })
+  const created = await Promise.all(Array.from({ length: 4 }, async (_, i) => await post(app, '/v1/tasks', { name: `edit heard ${i}`, projectId: project.id })))
+  await other.run(`insert into ${WEBHOOKS_TABLE} (url, events, secret, "createdAt") values ('https://hooks.example.com/in', '["*"]', 'whsec_x', '2026-01-01T00:00:00.000Z')`)
+  const answers = await Promise.all(created.map(async answer => await app.inject({ method: 'PATCH', url: answer.headers.location!, payload: { status: 'done' } })))
+  t.same(answers.map(answer => answer.statusCode), Array(4).fill(200))
+  t.equal(await other.count(EVENTS_TABLE, 'type = \'tasks.updated\''), 4, 'four events')
+  t.equal(await other.count('tasks', 'name like \'edit heard %\' and status = \'done\' and version = 2'), 4, 'four records, each edited once')
 })
