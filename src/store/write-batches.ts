@@ -60,6 +60,8 @@ export interface WriteBatchesOptions<K, R> {
 
 export function writeBatches<K, R> ({ writeMany, undone, distinct }: WriteBatchesOptions<K, R>): WriteBatches<K, R> {
   let asked = new Map<K, Array<Waiting<R>>>()
+  /** The keys of each group's writes of this turn, where they must be distinct. */
+  let keys = new Map<K, Set<unknown>>()
 
   function settleAlone (waiting: Waiting<R>): void {
     waiting.alone().then(waiting.resolve, waiting.reject)
@@ -87,9 +89,6 @@ export function writeBatches<K, R> ({ writeMany, undone, distinct }: WriteBatche
     keys = new Map()
     for (const [group, waiting] of turn) send(group, waiting)
   }
-
-  /** The keys of each group's waiting writes, where they must be distinct. */
-  let keys = new Map<K, Set<unknown>>()
 
   return {
     async write (group, values, alone) {
