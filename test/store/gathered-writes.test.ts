@@ -12,7 +12,8 @@ import t from 'tap'
 import { assertProblem, body, buildTestApp, createProject, post } from '../helper.js'
 import { otherConnection } from '../support/other-connection.js'
 import { recordingStore } from '../support/recording-store.js'
-import { EVENTS_TABLE, WEBHOOKS_TABLE } from '../../src/store/webhook-tables.js'
+import { addActiveSubscription } from '../support/subscriptions.js'
+import { EVENTS_TABLE } from '../../src/store/webhook-tables.js'
 
 /** The statement that makes many creates at once, and a create alone. */
 const gathered = (sql: string): boolean => sql.startsWith('insert into') && sql.includes('unnest(')
@@ -108,17 +109,6 @@ t.test('when one create of a turn fails, each runs alone and gets its own answer
   t.equal(sent.filter(query => singles(query.sql)).length, 7, 'which failed, and each create then ran alone')
 })
 
-t.test('with a subscription active, creates of one turn each get their event', async t => {
-  const app = await buildTestApp(t)
-  const other = await otherConnection(t)
-  const project = await createProject(app, { name: 'heard' })
-  await other.run(`insert into ${WEBHOOKS_TABLE} (url, events, secret, "createdAt") values ('https://hooks.example.com/in', '["*"]', 'whsec_x', '2026-01-01T00:00:00.000Z')`)
-  const answers = await Promise.all(Array.from({ length: 6 }, async (_, i) => await post(app, '/v1/tasks', { name: `heard ${i}`, projectId: project.id })))
-  t.same(answers.map(answer => answer.statusCode), Array(6).fill(201))
-  t.equal(await other.count(EVENTS_TABLE, 'type = \'tasks.created\''), 6, 'six events')
-  t.equal(await other.count('tasks', 'name like \'heard %\''), 6, 'six records, none made twice')
-})
-
 t.test('edits of one turn are written by one statement, each on the version it read and answered with its own record', async t => {
   const { store, sent, dialect } = await recordingStore(t)
   const app = await buildTestApp(t, { store })
@@ -174,14 +164,20 @@ t.test('when one edit of a turn fails, each runs alone and gets its own answer',
   t.equal(sent.filter(query => singleEdits(query.sql)).length, 3, 'which failed, and each edit then ran alone')
 })
 
-t.test('with a subscription active, edits of one turn each get their event', async t => {
+t.test('with a subscription active, creates and edits of one turn each get their event', async t => {
   const app = await buildTestApp(t)
   const other = await otherConnection(t)
-  const project = await createProject(app, { name: 'edits heard' })
-  const created = await Promise.all(Array.from({ length: 4 }, async (_, i) => await post(app, '/v1/tasks', { name: `edit heard ${i}`, projectId: project.id })))
-  await other.run(`insert into ${WEBHOOKS_TABLE} (url, events, secret, "createdAt") values ('https://hooks.example.com/in', '["*"]', 'whsec_x', '2026-01-01T00:00:00.000Z')`)
-  const answers = await Promise.all(created.map(async answer => await app.inject({ method: 'PATCH', url: answer.headers.location!, payload: { status: 'done' } })))
-  t.same(answers.map(answer => answer.statusCode), Array(4).fill(200))
+  const project = await createProject(app, { name: 'heard' })
+  const before = await Promise.all(Array.from({ length: 4 }, async (_, i) => await post(app, '/v1/tasks', { name: `edit heard ${i}`, projectId: project.id })))
+  await addActiveSubscription(other)
+
+  const created = await Promise.all(Array.from({ length: 6 }, async (_, i) => await post(app, '/v1/tasks', { name: `heard ${i}`, projectId: project.id })))
+  t.same(created.map(answer => answer.statusCode), Array(6).fill(201))
+  t.equal(await other.count(EVENTS_TABLE, 'type = \'tasks.created\''), 6, 'six events')
+  t.equal(await other.count('tasks', 'name like \'heard %\''), 6, 'six records, none made twice')
+
+  const edited = await Promise.all(before.map(async answer => await app.inject({ method: 'PATCH', url: answer.headers.location!, payload: { status: 'done' } })))
+  t.same(edited.map(answer => answer.statusCode), Array(4).fill(200))
   t.equal(await other.count(EVENTS_TABLE, 'type = \'tasks.updated\''), 4, 'four events')
   t.equal(await other.count('tasks', 'name like \'edit heard %\' and status = \'done\' and version = 2'), 4, 'four records, each edited once')
 })

@@ -11,6 +11,7 @@ import t from 'tap'
 import { body, buildTestApp, createProject, post } from '../helper.js'
 import { otherConnection } from '../support/other-connection.js'
 import { recordingStore } from '../support/recording-store.js'
+import { addActiveSubscription } from '../support/subscriptions.js'
 import { EVENTS_TABLE, WEBHOOKS_TABLE } from '../../src/store/webhook-tables.js'
 
 /** The statements sent alone: they carry the condition that no subscription is active. */
@@ -59,7 +60,7 @@ t.test('a subscription another process adds is honoured by the next write; while
   const project = await store.insert(projects, values('before'))
   t.equal(await events(), 0, 'no subscription, no event')
 
-  await other.run(`insert into ${WEBHOOKS_TABLE} (url, events, secret, "createdAt") values ('https://hooks.example.com/in', '["*"]', 'whsec_x', '2026-01-01T00:00:00.000Z')`)
+  await addActiveSubscription(other)
   sent.length = 0
   await rename('heard')
   t.equal(await events('projects.updated'), 1, 'the first write after it has its event')
