@@ -18,7 +18,7 @@ import { sql, type Kysely, type RawBuilder } from 'kysely'
 import type { Resource } from '../resources/model.js'
 import type { Database, Dialect } from './dialect.js'
 import { noActiveSubscription } from './outbox.js'
-import type { QueryTemplates } from './query-templates.js'
+import { rawStatement, type QueryTemplates } from './query-templates.js'
 import type { Row, RowCodec } from './row-codec.js'
 import type { ColumnKind } from './tables.js'
 import { writeBatches } from './write-batches.js'
@@ -65,7 +65,6 @@ export function gatheredWrites (dialect: Dialect, codec: RowCodec, templated: Qu
     sql`unnest(${sql.join(kinds.map((kind, i) => manyRows.array(kind, slots[i])))}) ${sql.raw(ordinality)} as ${sql.id(ROWS)}(${sql.join(names.map(name => sql.id(name)))})`
   const columnsOf = (rows: ReadonlyArray<readonly unknown[]>, count: number): unknown[][] => Array.from({ length: count }, (_, i) => rows.map(values => values[i]))
   const kindsOf = (resource: Resource, columns: readonly string[]): ColumnKind[] => columns.map(column => codec.kind(resource, column))
-  const compiled = (statement: RawBuilder<unknown>) => ({ compile: () => statement.compile(db) })
 
   const creates = writeBatches<WriteGroup, Row>({
     undone,
@@ -89,7 +88,7 @@ export function gatheredWrites (dialect: Dialect, codec: RowCodec, templated: Qu
     async writeMany ({ resource, columns, shape }, rows) {
       const table = resource.collection
       const names = ['id', 'version', ...columns, 'updatedAt']
-      const query = templated(shape, columnsOf(rows, names.length), slots => compiled(sql`update ${sql.table(table)}
+      const query = templated(shape, columnsOf(rows, names.length), slots => rawStatement(db, sql`update ${sql.table(table)}
         set ${sql.join([...columns, 'updatedAt'].map(column => sql`${sql.id(column)} = ${ofRows(column)}`))}, version = ${sql.ref(`${table}.version`)} + 1
         from ${unnested(['id', 'integer', ...kindsOf(resource, columns), 'timestamp'], slots, names)}
         where ${sql.ref(`${table}.id`)} = ${ofRows('id')} and ${sql.ref(`${table}.version`)} = ${ofRows('version')} and ${noActiveSubscription}

@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto'
 import { sql, type Compilable, type Expression, type Kysely, type SqlBool } from 'kysely'
 import type { Database } from './dialect.js'
+import { rawStatement } from './query-templates.js'
 import { EVENTS_TABLE, WEBHOOKS_TABLE } from './webhook-tables.js'
 
 export type EventKind = 'created' | 'updated' | 'deleted'
@@ -33,7 +34,7 @@ export function outboxInsert (executor: Kysely<Database>, values: readonly unkno
   const statement = sql`insert into ${sql.table(EVENTS_TABLE)} (id, type, collection, record, ${sql.ref('createdAt')}, ${sql.ref('fannedOut')})
     select ${id}, ${type}, ${collection}, ${record}, ${createdAt}, 0
     where ${activeSubscription}`
-  return { compile: () => statement.compile(executor) }
+  return rawStatement(executor, statement)
 }
 
 /** Rows per outbox insert of many events: 6 values each, far under every driver's bound-parameter limit. */

@@ -4,7 +4,7 @@
  * more than SQLite's own lookup by primary key, and the shapes are few: they
  * come from the definitions, not from the request's values.
  */
-import type { Compilable, CompiledQuery } from 'kysely'
+import type { Compilable, CompiledQuery, Kysely, RawBuilder } from 'kysely'
 import { BoundedMap } from '../bounded-map.js'
 
 interface Template {
@@ -17,6 +17,9 @@ interface Template {
 class Slot {
   constructor (readonly index: number) {}
 }
+
+/** A statement written as SQL, compiled for `executor`'s dialect when a template asks for it. */
+export const rawStatement = <DB>(executor: Kysely<DB>, statement: RawBuilder<unknown>): Compilable => ({ compile: () => statement.compile(executor) })
 
 export type QueryTemplates = (shape: string, values: readonly unknown[], build: (slots: readonly unknown[]) => Compilable) => CompiledQuery
 
