@@ -25,6 +25,7 @@ import { stampedCache } from './stamped-cache.js'
 import type { CountedPage, ListQuery, MigrationReport, Store, StoredRecord, WriteOptions } from './store.js'
 import { storeErrors } from './store-errors.js'
 import { SECRETS_TABLE, tableSpec } from './tables.js'
+import { turnShared } from './turn-shared.js'
 import { webhookStore } from './webhooks.js'
 
 /**
@@ -45,6 +46,7 @@ export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs 
   const { db, writer } = dialect
   const templated = queryTemplates()
   const pages = stampedCache<StoredRecord[]>(PAGES_REMEMBERED)
+  const pagesOfTheTurn = turnShared<StoredRecord[]>()
   const specs = new Map(model.resources.map(resource => [resource.collection, tableSpec(model, resource, dialect)]))
   const codec = rowCodec(dialect, specs)
   const clauses = conditionSql(dialect, codec)
@@ -121,10 +123,13 @@ export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs 
     return rows.map(row => codec.decode(resource, row))
   }
 
+  /** What a page is known by: every part of the query, the caller's narrowed view included. */
+  const pageKey = (resource: Resource, query: ListQuery): string => `${resource.collection} ${JSON.stringify(query)}`
+
   /** A page asked for again while nothing changed (a collection's first page, polled) is given back without reading it. */
   async function rememberedPage (resource: Resource, query: ListQuery): Promise<StoredRecord[]> {
     if (query.limit > PAGE_ROWS_REMEMBERED) return await readPage(resource, query)
-    return await remembered(pages, `${resource.collection} ${JSON.stringify(query)}`, async () => await readPage(resource, query))
+    return await remembered(pages, pageKey(resource, query), async () => await readPage(resource, query))
   }
 
   return {
@@ -161,7 +166,9 @@ export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs 
     },
 
     async list (resource: Resource, query: ListQuery): Promise<StoredRecord[]> {
-      return dialect.localChangeStamp ? await rememberedPage(resource, query) : await readPage(resource, query)
+      if (dialect.localChangeStamp) return await rememberedPage(resource, query)
+      // Without a stamp to read locally, the requests of one turn that want the same page read it once (turn-shared.ts).
+      return await pagesOfTheTurn.load(pageKey(resource, query), async () => await readPage(resource, query))
     },
 
     count,
