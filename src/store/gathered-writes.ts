@@ -13,6 +13,7 @@
  *   version its edit read, answered by id; a row another write changed
  *   since is not written, and its edit runs again in a transaction as it
  *   would alone. No two edits of one record share a statement.
+ * - Deletes: `delete … using unnest(ids, versions)`, on the same terms.
  */
 import { sql, type Kysely, type RawBuilder } from 'kysely'
 import type { Resource } from '../resources/model.js'
@@ -50,6 +51,12 @@ export interface GatheredWrites {
    * subscription was active, or the record changed since it was read).
    */
   edit (resource: Resource, id: number, version: number, columns: readonly string[], values: readonly unknown[], alone: Alone): Promise<Row | undefined>
+  /**
+   * Record `id` deleted at `version` with the turn's other lone deletes of
+   * `resource`: its id (`{ id }`), or undefined if it was not deleted (a
+   * subscription was active, or the record changed since it was read).
+   */
+  remove (resource: Resource, id: number, version: number, alone: Alone): Promise<Row | undefined>
 }
 
 /** Where the dialect gathers a turn's writes (PostgreSQL); undefined where every write runs in its writer's transactions (SQLite). */
@@ -65,6 +72,14 @@ export function gatheredWrites (dialect: Dialect, codec: RowCodec, templated: Qu
     sql`unnest(${sql.join(kinds.map((kind, i) => manyRows.array(kind, slots[i])))}) ${sql.raw(ordinality)} as ${sql.id(ROWS)}(${sql.join(names.map(name => sql.id(name)))})`
   const columnsOf = (rows: ReadonlyArray<readonly unknown[]>, count: number): unknown[][] => Array.from({ length: count }, (_, i) => rows.map(values => values[i]))
   const kindsOf = (resource: Resource, columns: readonly string[]): ColumnKind[] => columns.map(column => codec.kind(resource, column))
+  /** The rows of `table` that ROWS names by id, at the version each write read, while no subscription is active. */
+  const onTheVersionRead = (table: string): RawBuilder<unknown> =>
+    sql`${sql.ref(`${table}.id`)} = ${ofRows('id')} and ${sql.ref(`${table}.version`)} = ${ofRows('version')} and ${noActiveSubscription}`
+  /** What a statement wrote, by id, for each of `rows` (whose first value is the id): undefined where it wrote nothing. */
+  const byIdOf = (written: readonly Row[], rows: ReadonlyArray<readonly unknown[]>): Array<Row | undefined> => {
+    const found = new Map(written.map(row => [Number(row.id), row]))
+    return rows.map(([id]) => found.get(id as number))
+  }
 
   const creates = writeBatches<WriteGroup, Row>({
     undone,
@@ -91,16 +106,29 @@ export function gatheredWrites (dialect: Dialect, codec: RowCodec, templated: Qu
       const query = templated(shape, columnsOf(rows, names.length), slots => rawStatement(db, sql`update ${sql.table(table)}
         set ${sql.join([...columns, 'updatedAt'].map(column => sql`${sql.id(column)} = ${ofRows(column)}`))}, version = ${sql.ref(`${table}.version`)} + 1
         from ${unnested(['id', 'integer', ...kindsOf(resource, columns), 'timestamp'], slots, names)}
-        where ${sql.ref(`${table}.id`)} = ${ofRows('id')} and ${sql.ref(`${table}.version`)} = ${ofRows('version')} and ${noActiveSubscription}
+        where ${onTheVersionRead(table)}
         returning ${sql.join(codec.columns(resource).map(column => sql.ref(`${table}.${column}`)))}`))
-      const edited = new Map((await db.executeQuery<Row>(query)).rows.map(row => [Number(row.id), row]))
-      return rows.map(([id]) => edited.get(id as number))
+      return byIdOf((await db.executeQuery<Row>(query)).rows, rows)
+    }
+  })
+
+  const removals = writeBatches<WriteGroup, Row>({
+    undone,
+    // Two deletes of one record in one statement would both be answered by its one deleted row.
+    distinct: ([id]) => id,
+    async writeMany ({ resource, shape }, rows) {
+      const table = resource.collection
+      const query = templated(shape, columnsOf(rows, 2), slots => rawStatement(db, sql`delete from ${sql.table(table)}
+        using ${unnested(['id', 'integer'], slots, ['id', 'version'])}
+        where ${onTheVersionRead(table)}
+        returning ${sql.ref(`${table}.id`)}`))
+      return byIdOf((await db.executeQuery<Row>(query)).rows, rows)
     }
   })
 
   // A group by identity: one per collection, kind of write and column set.
   const groups = new Map<string, WriteGroup>()
-  function groupOf (kind: 'insert' | 'update', resource: Resource, columns: readonly string[]): WriteGroup {
+  function groupOf (kind: 'insert' | 'update' | 'delete', resource: Resource, columns: readonly string[]): WriteGroup {
     const shape = `${kind} many ${resource.collection} ${columns.join(' ')}`
     let group = groups.get(shape)
     if (group === undefined) groups.set(shape, group = { resource, columns, shape })
@@ -109,6 +137,7 @@ export function gatheredWrites (dialect: Dialect, codec: RowCodec, templated: Qu
 
   return {
     create: async (resource, columns, values, alone) => await creates.write(groupOf('insert', resource, columns), values, alone),
-    edit: async (resource, id, version, columns, values, alone) => await edits.write(groupOf('update', resource, columns), [id, version, ...values], alone)
+    edit: async (resource, id, version, columns, values, alone) => await edits.write(groupOf('update', resource, columns), [id, version, ...values], alone),
+    remove: async (resource, id, version, alone) => await removals.write(groupOf('delete', resource, []), [id, version], alone)
   }
 }

@@ -148,9 +148,16 @@ export function recordWrites ({ dialect, model, codec, templated, compileMatchin
           check(current)
           const cascaded = cascades(resource) && await outbox.wanted() ? await cascadedDeletes(w, resource, current.id) : new Map<string, number[]>()
           const { unwatched } = outbox
-          const result = await w.executeQuery(compileMatching(resource, aloneOrNot(`remove ${resource.collection}`, unwatched), sameVersion(current, options), [],
-            (_, where) => w.deleteFrom(resource.collection).where(where).$if(unwatched !== undefined, remove => remove.where(unwatched!))))
-          if ((result.numAffectedRows ?? 0n) === 0n) return nothingChanged(unwatched)
+          const removeRow = async (): Promise<Row | undefined> => {
+            const result = await w.executeQuery(compileMatching(resource, aloneOrNot(`remove ${resource.collection}`, unwatched), sameVersion(current, options), [],
+              (_, where) => w.deleteFrom(resource.collection).where(where).$if(unwatched !== undefined, remove => remove.where(unwatched!))))
+            return (result.numAffectedRows ?? 0n) === 0n ? undefined : { id: current.id }
+          }
+          // Alone, by id only and taking no events with it, with the turn's other lone deletes where the dialect gathers them.
+          const removed = unwatched !== undefined && gathered !== undefined && cascaded.size === 0 && (options?.where?.length ?? 0) === 0
+            ? await gathered.remove(resource, current.id, current.version, removeRow)
+            : await removeRow()
+          if (removed === undefined) return nothingChanged(unwatched)
           await outbox.add(resource, 'deleted', { id: current.id })
           for (const [collection, ids] of cascaded) await outbox.addAll(collection, 'deleted', ids.map(id => ({ id })))
           return 'removed'

@@ -21,6 +21,9 @@ const singles = (sql: string): boolean => sql.startsWith('insert into') && !sql.
 /** The statement that writes many edits at once, and an edit alone. */
 const gatheredEdits = (sql: string): boolean => sql.startsWith('update') && sql.includes('unnest(')
 const singleEdits = (sql: string): boolean => sql.startsWith('update') && !sql.includes('unnest(')
+/** The statement that makes many deletes at once, and a delete alone. */
+const gatheredDeletes = (sql: string): boolean => sql.startsWith('delete') && sql.includes('unnest(')
+const singleDeletes = (sql: string): boolean => sql.startsWith('delete') && !sql.includes('unnest(')
 
 t.test('creates of one turn are made by one statement, each answered with its own record', async t => {
   const { store, sent, dialect } = await recordingStore(t)
@@ -164,7 +167,43 @@ t.test('when one edit of a turn fails, each runs alone and gets its own answer',
   t.equal(sent.filter(query => singleEdits(query.sql)).length, 3, 'which failed, and each edit then ran alone')
 })
 
-t.test('with a subscription active, creates and edits of one turn each get their event', async t => {
+t.test('deletes of one turn are made by one statement, each on the version it read, each answered', async t => {
+  const { store, sent, dialect } = await recordingStore(t)
+  const app = await buildTestApp(t, { store })
+  const other = await otherConnection(t)
+  const project = await createProject(app, { name: 'deleted' })
+  const created = await Promise.all(Array.from({ length: 8 }, async (_, i) => await post(app, '/v1/tasks', { name: `deleted ${i}`, projectId: project.id })))
+  const ids = created.map(answer => body(answer).id as number)
+  const kept = body(await post(app, '/v1/tasks', { name: 'kept', projectId: project.id })).id as number
+  // One of them changed since its client read it: its If-Match no longer holds.
+  t.equal((await app.inject({ method: 'PATCH', url: `/v1/tasks/${ids[5]!}`, payload: { priority: 5 } })).statusCode, 200)
+  sent.length = 0
+
+  const answers = await Promise.all(ids.map(async (id, i) => await app.inject({ method: 'DELETE', url: `/v1/tasks/${id}`, headers: { 'if-match': created[i]!.headers.etag! } })))
+  t.same(answers.map(answer => answer.statusCode), [204, 204, 204, 204, 204, 412, 204, 204], 'each delete answered; the stale If-Match a 412')
+  t.equal(await other.count('tasks', `id in (${ids.join(', ')})`), 1, 'seven records gone')
+  t.equal(await other.count('tasks', `id in (${ids[5]!}, ${kept})`), 2, 'the one changed since, and the one not asked for, kept')
+  const gone = await app.inject({ method: 'GET', url: `/v1/tasks/${ids[0]!}` })
+  t.equal(gone.statusCode, 404, 'a deleted record is not found')
+  if (!dialect.writesOneAtATime) {
+    const gatheredIds = sent.filter(query => gatheredDeletes(query.sql)).map(query => query.parameters[0] as unknown[])
+    t.ok(gatheredIds.some(statement => statement.length >= 2), 'PostgreSQL: deletes went together')
+    t.equal(gatheredIds.flat().length + sent.filter(query => singleDeletes(query.sql)).length, 7, 'each delete made by one statement')
+  }
+
+  // Two deletes of one record in one turn, beside another: one deletes it, the other finds it gone.
+  sent.length = 0
+  const [first, second] = [ids[6]!, ids[5]!]
+  const twice = await Promise.all([first, second, first].map(async id => await app.inject({ method: 'DELETE', url: `/v1/tasks/${id}` })))
+  t.same(twice.map(answer => answer.statusCode).sort(), [204, 404, 404], 'the record deleted already is a 404 to both; the other is deleted')
+  t.equal(await other.count('tasks', `id in (${first}, ${second})`), 0)
+
+  const again = await Promise.all([kept, kept].map(async id => await app.inject({ method: 'DELETE', url: `/v1/tasks/${id}` })))
+  t.same(again.map(answer => answer.statusCode).sort(), [204, 404], 'asked twice in one turn: deleted once, then not found')
+  t.equal(await other.count('tasks', `id = ${kept}`), 0)
+})
+
+t.test('with a subscription active, creates, edits and deletes of one turn each get their event', async t => {
   const app = await buildTestApp(t)
   const other = await otherConnection(t)
   const project = await createProject(app, { name: 'heard' })
@@ -180,4 +219,9 @@ t.test('with a subscription active, creates and edits of one turn each get their
   t.same(edited.map(answer => answer.statusCode), Array(4).fill(200))
   t.equal(await other.count(EVENTS_TABLE, 'type = \'tasks.updated\''), 4, 'four events')
   t.equal(await other.count('tasks', 'name like \'edit heard %\' and status = \'done\' and version = 2'), 4, 'four records, each edited once')
+
+  const deleted = await Promise.all(before.map(async answer => await app.inject({ method: 'DELETE', url: answer.headers.location! })))
+  t.same(deleted.map(answer => answer.statusCode), Array(4).fill(204))
+  t.equal(await other.count(EVENTS_TABLE, 'type = \'tasks.deleted\''), 4, 'four events')
+  t.equal(await other.count('tasks', 'name like \'edit heard %\''), 0, 'four records gone')
 })
