@@ -203,6 +203,20 @@ t.test('deletes of one turn are made by one statement, each on the version it re
   t.equal(await other.count('tasks', `id = ${kept}`), 0)
 })
 
+t.test('deletes of one turn take the records their relations cascade to with them', async t => {
+  const { store, sent, dialect } = await recordingStore(t)
+  const app = await buildTestApp(t, { store })
+  const other = await otherConnection(t)
+  const projects = await Promise.all(['cascade one', 'cascade two', 'cascade kept'].map(async name => await createProject(app, { name })))
+  for (const project of projects) for (const i of [1, 2]) await post(app, '/v1/tasks', { name: `${project.name as string} task ${i}`, projectId: project.id })
+  sent.length = 0
+  const deleted = await Promise.all(projects.slice(0, 2).map(async project => await app.inject({ method: 'DELETE', url: `/v1/projects/${project.id as number}` })))
+  t.same(deleted.map(answer => answer.statusCode), [204, 204])
+  t.equal(await other.count('tasks', 'name like \'cascade one task %\' or name like \'cascade two task %\''), 0, 'their tasks went with them')
+  t.equal(await other.count('tasks', 'name like \'cascade kept task %\''), 2, 'the other project\'s stayed')
+  if (!dialect.writesOneAtATime) t.equal(sent.filter(query => gatheredDeletes(query.sql)).length, 1, 'PostgreSQL: in one statement')
+})
+
 t.test('with a subscription active, creates, edits and deletes of one turn each get their event', async t => {
   const app = await buildTestApp(t)
   const other = await otherConnection(t)
