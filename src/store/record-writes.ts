@@ -153,8 +153,8 @@ export function recordWrites ({ dialect, model, codec, templated, compileMatchin
               (_, where) => w.deleteFrom(resource.collection).where(where).$if(unwatched !== undefined, remove => remove.where(unwatched!))))
             return (result.numAffectedRows ?? 0n) === 0n ? undefined : { id: current.id }
           }
-          // Alone, by id only and taking no events with it, with the turn's other lone deletes where the dialect gathers them.
-          const removed = unwatched !== undefined && gathered !== undefined && cascaded.size === 0 && (options?.where?.length ?? 0) === 0
+          // Alone (so with no cascaded events) and by id only, with the turn's other lone deletes where the dialect gathers them.
+          const removed = unwatched !== undefined && gathered !== undefined && (options?.where?.length ?? 0) === 0
             ? await gathered.remove(resource, current.id, current.version, removeRow)
             : await removeRow()
           if (removed === undefined) return nothingChanged(unwatched)
