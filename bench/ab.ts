@@ -31,7 +31,7 @@ import { join } from 'node:path'
 import { abArguments, settingsLabel, THIS_BUILD, type SideSettings } from './ab-arguments.js'
 import { comparison, type Comparison } from './comparison.js'
 import { dist, pinLoadGenerator, slice, stop, summed, type Server, type Workload } from './measure.js'
-import { seed } from './seed.js'
+import { PROJECTS, seed } from './seed.js'
 import { allWorkloads, benchAuth } from './service.js'
 import { chosenWorkload, serveSqlite, target } from './sqlite-service.js'
 
@@ -92,7 +92,7 @@ async function main (dir: string): Promise<void> {
   if (ref !== THIS_BUILD && commit === '') throw new Error(`"${ref}" names no commit of this repository`)
   process.stderr.write('seeding 100k tasks…\n')
   const seeded = join(dir, 'seeded.db')
-  await seed(seeded, 10_000, TASKS)
+  await seed(seeded, PROJECTS, TASKS)
   let refBuild: string | undefined
   const labelled = (build: string, settings: SideSettings): string => [build, settingsLabel(settings)].filter(Boolean).join(', ')
   const after: Side = { label: `after (${labelled('this build', afterSettings)})`, build: () => dist, settings: afterSettings, rps: [], cpuUs: [] }

@@ -18,7 +18,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pg from 'pg'
 import { cursorCodec } from '../src/resources/cursor.js'
-import { seedPostgres } from './seed.js'
+import { PROJECTS, seedPostgres } from './seed.js'
 import { dist, HELLO, measure, pinLoadGenerator, start, stop, type Server } from './measure.js'
 import { allWorkloads, benchAuth, resultsTable, startService, writeResults } from './service.js'
 
@@ -51,7 +51,7 @@ async function main (): Promise<void> {
     servers.push(hello)
     record('baseline: bare Fastify hello', await measure(hello, HELLO, hello))
     process.stderr.write('seeding 100k tasks on PostgreSQL…\n')
-    await seedPostgres(url.toString(), 10_000, 100_000)
+    await seedPostgres(url.toString(), PROJECTS, 100_000)
     const service = await startService(3906, { DATABASE_URL: url.toString(), REDIS_URL: redisUrl, DATA_DIR: dataDir })
     servers.push(service)
     const secret = await withClient(url.toString(), async client =>

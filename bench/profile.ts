@@ -26,7 +26,7 @@ import { asWeightedSamples } from './allocation-profile.js'
 import type { AllocationRecord, Collections } from './allocation-sampler.js'
 import { inclusiveTimes, selfTimes, type CpuProfile, type Share } from './cpu-profile.js'
 import { pinLoadGenerator, slice, stop, summed, type Server, type Slice, type Workload } from './measure.js'
-import { seed } from './seed.js'
+import { PROJECTS, seed } from './seed.js'
 import { allWorkloads, benchAuth } from './service.js'
 import { chosenWorkload, serveSqlite, target } from './sqlite-service.js'
 
@@ -114,7 +114,7 @@ async function main (): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'resourcery-profile-'))
   const profiler = process.argv.includes('--alloc') ? allocationProfiler(dir) : cpuProfiler(dir)
   process.stderr.write('seeding 100k tasks…\n')
-  await seed(join(dir, '100k.db'), 10_000, 100_000)
+  await seed(join(dir, '100k.db'), PROJECTS, 100_000)
   const service = await serveSqlite(join(dir, '100k.db'), PORT, dir, { nodeFlags: profiler.nodeFlags, env: profiler.env })
   let workload: Workload
   let measured: Slice

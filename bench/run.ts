@@ -12,7 +12,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { budgetVerdicts, formatVerdict, premiseLine } from './budget.js'
-import { seed } from './seed.js'
+import { PROJECTS, seed } from './seed.js'
 import { dist, HELLO, measure, measurePair, median, pinLoadGenerator, quick, start, type Pair, type Workload } from './measure.js'
 import { benchAuth, listWorkloads, pageWorkloads, RECORD_PATH, recordEtag, recordWorkloads, resultsTable, SECRET, writeResults, writeWorkloads } from './service.js'
 import { serveSqlite, type SqliteService } from './sqlite-service.js'
@@ -60,7 +60,7 @@ async function main (): Promise<void> {
   const auth = benchAuth()
   const files = { '100k': join(dir, '100k.db'), '1M': join(dir, '1M.db') }
   process.stderr.write('seeding 100k tasks…\n')
-  await seed(files['100k'], 10_000, 100_000)
+  await seed(files['100k'], PROJECTS, 100_000)
   // The stack the budget's premise names, on the same file, before the service opens it.
   const naive = await start([join(dist, 'bench/naive.js'), '3904', files['100k'], SECRET], {}, 3904)
   record(NAIVE_ONE, await measure(naive, { name: 'naive GET one', path: RECORD_PATH, headers: auth }, hello))
@@ -68,7 +68,7 @@ async function main (): Promise<void> {
   naive.child.kill()
   if (!quick) {
     process.stderr.write('seeding 1M tasks…\n')
-    await seed(files['1M'], 10_000, 1_000_000)
+    await seed(files['1M'], PROJECTS, 1_000_000)
   }
 
   const small = await serveSqlite(files['100k'], 3902, dir)

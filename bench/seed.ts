@@ -13,6 +13,9 @@ import { resources } from '../schemas/index.js'
 import { buildModel } from '../src/resources/model.js'
 import { openStore } from '../src/store/open.js'
 
+/** How many projects every bench seeds, whatever its number of tasks. */
+export const PROJECTS = 10_000
+
 export async function seed (file: string, projects: number, tasks: number): Promise<void> {
   const store = await openStore(buildModel(resources), { databaseUrl: `sqlite:${file}`, sqliteSynchronous: 'NORMAL' })
   await store.migrate()
