@@ -8,7 +8,8 @@
  * group-committed transaction), where the answers are checked and no
  * statement gathers writes.
  */
-import t from 'tap'
+import t, { type Test } from 'tap'
+import type { CompiledQuery } from 'kysely'
 import { assertProblem, body, buildTestApp, createProject, post } from '../helper.js'
 import { otherConnection } from '../support/other-connection.js'
 import { recordingStore } from '../support/recording-store.js'
@@ -24,6 +25,22 @@ const singleEdits = (sql: string): boolean => sql.startsWith('update') && !sql.i
 /** The statement that makes many deletes at once, and a delete alone. */
 const gatheredDeletes = (sql: string): boolean => sql.startsWith('delete') && sql.includes('unnest(')
 const singleDeletes = (sql: string): boolean => sql.startsWith('delete') && !sql.includes('unnest(')
+
+type App = Awaited<ReturnType<typeof buildTestApp>>
+
+/** Eight tasks of a new project called `name` (`name 0`…`name 7`): their creates' answers and their ids. */
+async function eightTasks (app: App, name: string): Promise<{ created: Awaited<ReturnType<typeof post>>[], ids: number[] }> {
+  const project = await createProject(app, { name })
+  const created = await Promise.all(Array.from({ length: 8 }, async (_, i) => await post(app, '/v1/tasks', { name: `${name} ${i}`, projectId: project.id })))
+  return { created, ids: created.map(answer => body(answer).id as number) }
+}
+
+/** That some of `writes` writes went in one gathered statement, and that each was made by exactly one statement, gathered or alone. */
+function eachWrittenOnce (t: Test, sent: readonly CompiledQuery[], gatheredOnes: (sql: string) => boolean, singleOnes: (sql: string) => boolean, writes: number, what: string): void {
+  const gatheredIds = sent.filter(query => gatheredOnes(query.sql)).map(query => query.parameters[0] as unknown[])
+  t.ok(gatheredIds.some(statement => statement.length >= 2), `PostgreSQL: ${what}s went together`)
+  t.equal(gatheredIds.flat().length + sent.filter(query => singleOnes(query.sql)).length, writes, `each ${what} made by one statement`)
+}
 
 t.test('creates of one turn are made by one statement, each answered with its own record', async t => {
   const { store, sent, dialect } = await recordingStore(t)
@@ -116,9 +133,7 @@ t.test('edits of one turn are written by one statement, each on the version it r
   const { store, sent, dialect } = await recordingStore(t)
   const app = await buildTestApp(t, { store })
   const other = await otherConnection(t)
-  const project = await createProject(app, { name: 'edited' })
-  const created = await Promise.all(Array.from({ length: 8 }, async (_, i) => await post(app, '/v1/tasks', { name: `edited ${i}`, projectId: project.id })))
-  const ids = created.map(answer => body(answer).id as number)
+  const { created, ids } = await eightTasks(app, 'edited')
   sent.length = 0
 
   const answers = await Promise.all(ids.map(async (id, i) => await app.inject({
@@ -133,9 +148,7 @@ t.test('edits of one turn are written by one statement, each on the version it r
   t.equal((await app.inject({ method: 'GET', url: `/v1/tasks/${ids[3]!}` })).headers.etag, answers[3]!.headers.etag, 'an edit\'s ETag is its record\'s')
   if (!dialect.writesOneAtATime) {
     // The edits read their records in the turn's batch of reads; those that read together are written together.
-    const gatheredIds = sent.filter(query => gatheredEdits(query.sql)).map(query => query.parameters[0] as unknown[])
-    t.ok(gatheredIds.some(statement => statement.length >= 2), 'PostgreSQL: edits went together')
-    t.equal(gatheredIds.flat().length + sent.filter(query => singleEdits(query.sql)).length, 8, 'each edit written by one statement')
+    eachWrittenOnce(t, sent, gatheredEdits, singleEdits, 8, 'edit')
   }
 
   sent.length = 0
@@ -171,10 +184,8 @@ t.test('deletes of one turn are made by one statement, each on the version it re
   const { store, sent, dialect } = await recordingStore(t)
   const app = await buildTestApp(t, { store })
   const other = await otherConnection(t)
-  const project = await createProject(app, { name: 'deleted' })
-  const created = await Promise.all(Array.from({ length: 8 }, async (_, i) => await post(app, '/v1/tasks', { name: `deleted ${i}`, projectId: project.id })))
-  const ids = created.map(answer => body(answer).id as number)
-  const kept = body(await post(app, '/v1/tasks', { name: 'kept', projectId: project.id })).id as number
+  const { created, ids } = await eightTasks(app, 'deleted')
+  const kept = body(await post(app, '/v1/tasks', { name: 'kept', projectId: body(created[0]!).projectId })).id as number
   // One of them changed since its client read it: its If-Match no longer holds.
   t.equal((await app.inject({ method: 'PATCH', url: `/v1/tasks/${ids[5]!}`, payload: { priority: 5 } })).statusCode, 200)
   sent.length = 0
@@ -186,9 +197,7 @@ t.test('deletes of one turn are made by one statement, each on the version it re
   const gone = await app.inject({ method: 'GET', url: `/v1/tasks/${ids[0]!}` })
   t.equal(gone.statusCode, 404, 'a deleted record is not found')
   if (!dialect.writesOneAtATime) {
-    const gatheredIds = sent.filter(query => gatheredDeletes(query.sql)).map(query => query.parameters[0] as unknown[])
-    t.ok(gatheredIds.some(statement => statement.length >= 2), 'PostgreSQL: deletes went together')
-    t.equal(gatheredIds.flat().length + sent.filter(query => singleDeletes(query.sql)).length, 7, 'each delete made by one statement')
+    eachWrittenOnce(t, sent, gatheredDeletes, singleDeletes, 7, 'delete')
   }
 
   // Two deletes of one record in one turn, beside another: one deletes it, the other finds it gone.
