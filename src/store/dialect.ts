@@ -123,4 +123,11 @@ export interface Dialect extends IndexTraits {
    * hold each value of `column` (triggers). Inside the migration transaction.
    */
   keepValueCounts (trx: Kysely<Database>, table: string, column: string): Promise<void>
+  /**
+   * Brings the tallies kept (`tables`' row counts, `columns`' value counts)
+   * to this version's definition where an older one made them, keeping their
+   * counts; names what it changed. Inside the migration transaction. Defined
+   * where that definition has changed since tallies were first kept (PostgreSQL).
+   */
+  renewTallies? (trx: Kysely<Database>, tables: readonly string[], columns: ReadonlyArray<readonly [table: string, column: string]>): Promise<string[]>
 }

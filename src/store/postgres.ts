@@ -10,7 +10,7 @@ import { LONGEST_TIMER_MS } from '../duration.js'
 import { directWriter } from './group-commit.js'
 import { preparingPool } from './prepared-statements.js'
 import { isoTimestamp, type ConstraintViolation, type Database, type Dialect } from './dialect.js'
-import { keepRowCounts, keepValueCounts, TALLY_SHARDS } from './postgres-tallies.js'
+import { keepRowCounts, keepValueCounts, renewTallyFunctions, TALLY_SHARDS } from './postgres-tallies.js'
 import { POSTGRES_MAX_NAME_BYTES } from './identifiers.js'
 import type { ColumnKind, ExistingColumn, ExistingIndex } from './tables.js'
 
@@ -183,6 +183,7 @@ export function openPostgres (options: PostgresOptions): Dialect {
     tallyShards: TALLY_SHARDS,
     keepRowCounts,
     keepValueCounts,
+    renewTallies: renewTallyFunctions,
     async lockMigrations (executor) {
       // Held until the migration transaction ends: a second process waits, then finds nothing to do.
       await sql`select pg_advisory_xact_lock(hashtext('resourcery-migrate'))`.execute(executor)

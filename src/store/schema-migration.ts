@@ -97,6 +97,7 @@ export async function migrateSchema (db: Kysely<Database>, dialect: Dialect, spe
     applied.push(...await repairFarExpiries(trx, dialect))
     applied.push(...await countRows(trx, dialect, specs.map(spec => spec.name)))
     applied.push(...await countValues(trx, dialect, specs))
+    applied.push(...await dialect.renewTallies?.(trx, specs.map(spec => spec.name), specs.flatMap(spec => spec.tallied.map(column => [spec.name, column] as const))) ?? [])
     const appliedAt = new Date().toISOString()
     for (const change of applied) await trx.insertInto(MIGRATIONS_TABLE).values({ appliedAt, change }).execute()
     return { applied }

@@ -85,3 +85,37 @@ t.test('PostgreSQL: triggers left under the names it cut to 63 bytes are replace
   t.equal(await totalCount(app, `/v1/warehouse-gadgets?${longField}=old`), 1)
   t.same((await app.store.migrate()).applied, [], 'and the next start has nothing to do')
 })
+
+t.test('PostgreSQL: tally functions an older version made are renewed on the next start, their counts kept', { skip: ON_POSTGRES ? false : 'PostgreSQL only: SQLite keeps no shards to pick from' }, async t => {
+  const app = await buildTestApp(t)
+  const db = await otherConnection(t)
+  const project = await createProject(app)
+  const created = await Promise.all(['todo', 'todo', 'doing'].map(async status => await post(app, '/v1/tasks', { name: 'a task', projectId: project.id, status })))
+  t.same(created.map(answer => answer.statusCode), [201, 201, 201])
+
+  // As versions before 12-06 made it: a shard picked at random for every row a statement changed.
+  const changes = 'resourcery_count_tasks_status_changes'
+  await db.run(`create or replace function "${changes}"() returns trigger language plpgsql as $$
+    declare
+      picked integer := floor(random() * 64);
+    begin
+      insert into "resourcery_value_counts" (collection, field, value, shard, total)
+      select 'tasks', 'status', value, picked, sum(delta) from (values (cast(old."status" as text), -1), (cast(new."status" as text), 1)) as changes (value, delta)
+      where value is not null group by value order by value
+      on conflict (collection, field, value, shard) do update set total = "resourcery_value_counts".total + excluded.total;
+      return null;
+    end $$`)
+  const renewed = `pronamespace = current_schema()::regnamespace and proname = '${changes}' and prosrc like '%hashtextextended(txid_current()%' and proconfig is not null`
+  t.equal(await db.count('pg_proc', renewed), 0, 'the older function in place')
+
+  const { applied } = await app.store.migrate()
+  t.same(applied, [`renew tally function ${changes}`], 'the start renews that function, and does nothing else')
+  t.equal(await db.count('pg_proc', renewed), 1, 'with this version\'s shard pick and its search path')
+
+  const moved = await app.inject({ method: 'PATCH', url: created[0]!.headers.location!, payload: { status: 'done' } })
+  t.equal(moved.statusCode, 200)
+  for (const [status, count] of [['todo', 1], ['doing', 1], ['done', 1]] as const) {
+    t.equal(await totalCount(app, `/v1/tasks?status=${status}`), count, `${status}: counted as before, and the edit with it`)
+  }
+  t.same((await app.store.migrate()).applied, [], 'and the next start has nothing to do')
+})
