@@ -15,7 +15,10 @@
  * outbox, commit), and a POST one instead of four. When the statement changed
  * nothing (a subscription is active, or the record changed since it was
  * read), the write is read and run again in a transaction, with its event;
- * while subscriptions stay active, writes go straight there.
+ * while subscriptions stay active, writes go straight there. The creates and
+ * edits that reach their transaction in one turn share one
+ * (shared-transactions.ts), their statements and their events each gathered
+ * into one (gathered-writes.ts): four round trips for the turn, not for each.
  */
 import type { Expression, Kysely, SqlBool } from 'kysely'
 import type { Resource } from '../resources/model.js'
@@ -23,6 +26,8 @@ import type { Database } from './dialect.js'
 import type { Writer } from './group-commit.js'
 import { addEvents, anySubscription, eventValues, noActiveSubscription, outboxInsert, type EventKind } from './outbox.js'
 import type { QueryTemplates } from './query-templates.js'
+import type { GatheredWrites, GatherOn } from './gathered-writes.js'
+import type { SharedTransactions } from './shared-transactions.js'
 
 /**
  * What a write that ran alone answers when its statement changed nothing: a
@@ -46,6 +51,13 @@ export interface Outbox {
    * nothing. `add`, `addAll` and `wanted` have nothing to do then.
    */
   readonly unwatched?: Expression<SqlBool>
+  /**
+   * Where the write's statement joins the turn's others of its collection
+   * (gathered-writes.ts): running alone, with the turn's lone writes; in a
+   * shared transaction, with that transaction's writes. Undefined where it
+   * runs by itself.
+   */
+  readonly gathered?: GatheredWrites
 }
 
 /** A store write's two steps. */
@@ -63,6 +75,20 @@ export interface WriteSteps<R, T> {
 export interface RunOptions {
   /** The write sends more than one statement even without events (an insert that marks its idempotency key): never alone. */
   readonly inTransaction?: boolean
+  /**
+   * The write may share its transaction with the turn's others
+   * (shared-transactions.ts): it may run again if one of them failed, and
+   * its statements do not read what another write of the turn may change
+   * (a create, an edit; not a delete, which reads what it cascades to).
+   */
+  readonly shareable?: boolean
+}
+
+/** Where writes interleave (PostgreSQL's pool): where their reads run, and how a turn's writes are gathered. */
+export interface Interleaved {
+  readonly db: Kysely<Database>
+  /** The transactions a turn's shareable writes share, and how their statements are gathered in each, and those of lone writes. */
+  readonly gathering?: { readonly shared: SharedTransactions, readonly on: GatherOn }
 }
 
 export interface EventWrites {
@@ -82,34 +108,52 @@ export interface EventWrites {
  */
 const withoutSubscriptions = new WeakSet<Kysely<Database>>()
 
-const ALONE: Outbox = {
+/** The outbox of a write running alone: it adds nothing, for its statement changes nothing while events are wanted. */
+const outboxAlone = (gathered?: GatheredWrites): Outbox => ({
   add: async () => {},
   addAll: async () => {},
   wanted: async () => false,
-  unwatched: noActiveSubscription
-}
+  unwatched: noActiveSubscription,
+  gathered
+})
 
 /**
  * `interleaved`: where writes interleave anyway (PostgreSQL's pool), for
- * their reads to run outside their transactions and for writes to be tried
- * alone first; undefined where every write runs whole in the writer's
- * transactions (SQLite's group commit).
+ * their reads to run outside their transactions, for writes to be tried
+ * alone first, and for a turn's shareable writes to share a transaction;
+ * undefined where every write runs whole in the writer's transactions
+ * (SQLite's group commit).
  */
-export function eventWrites (writer: Writer, templated: QueryTemplates, interleaved?: Kysely<Database>): EventWrites {
+export function eventWrites (writer: Writer, templated: QueryTemplates, interleaved?: Interleaved): EventWrites {
   const listeners: Array<() => void> = []
   // Whether the last event this process's writes offered found a subscription active: then writes skip the attempt alone.
   let watched = false
+  const { shared, on: gatherOn } = interleaved?.gathering ?? {}
+  const lone = outboxAlone(interleaved === undefined ? undefined : gatherOn?.(interleaved.db, true))
+  /** The gathered statements of each shared transaction, made with its first write. */
+  const gatheredIn = new WeakMap<Kysely<Database>, GatheredWrites>()
+  function gatheredOn (trx: Kysely<Database>): GatheredWrites | undefined {
+    if (gatherOn === undefined) return undefined
+    let gathered = gatheredIn.get(trx)
+    if (gathered === undefined) gatheredIn.set(trx, gathered = gatherOn(trx, false))
+    return gathered
+  }
 
-  async function inTransaction<R, T> ({ read, write }: WriteSteps<R, T>): Promise<T> {
+  async function inTransaction<R, T> ({ read, write }: WriteSteps<R, T>, options?: RunOptions): Promise<T> {
     let enqueued = false
     // Where writes interleave, the read goes first, outside: the transaction then holds its connection for the write alone.
-    const readFirst = interleaved === undefined ? undefined : { value: await read(interleaved, true) }
-    const result = await writer.run(async w => {
+    const readFirst = interleaved === undefined ? undefined : { value: await read(interleaved.db, true) }
+    const sharing = options?.shareable === true && shared !== undefined
+    const result = await (sharing ? shared : writer).run(async w => {
+      // A shared transaction that failed runs its jobs again: only the last run's events count.
+      enqueued = false
+      const gathered = sharing ? gatheredOn(w) : undefined
       const outbox: Outbox = {
         async add (resource, kind, record) {
           if (withoutSubscriptions.has(w)) return
-          const inserted = await w.executeQuery(templated('webhook event', eventValues(resource.collection, kind, record), slots => outboxInsert(w, slots)))
-          watched = (inserted.numAffectedRows ?? 0n) > 0n
+          const values = eventValues(resource.collection, kind, record)
+          const addAlone = async (): Promise<boolean> => ((await w.executeQuery(templated('webhook event', values, slots => outboxInsert(w, slots)))).numAffectedRows ?? 0n) > 0n
+          watched = gathered === undefined ? await addAlone() : await gathered.event(values, addAlone)
           if (watched) enqueued = true
           else withoutSubscriptions.add(w)
         },
@@ -117,7 +161,8 @@ export function eventWrites (writer: Writer, templated: QueryTemplates, interlea
           await addEvents(w, collection, kind, records)
           enqueued = enqueued || records.length > 0
         },
-        wanted: async () => await anySubscription(w)
+        wanted: async () => await anySubscription(w),
+        gathered
       }
       return await write(w, outbox, readFirst === undefined ? await read(w, false) : readFirst.value)
     })
@@ -129,10 +174,10 @@ export function eventWrites (writer: Writer, templated: QueryTemplates, interlea
   return {
     async run (steps, options) {
       if (interleaved !== undefined && options?.inTransaction !== true && !watched) {
-        const result = await steps.write(interleaved, ALONE, await steps.read(interleaved, true))
+        const result = await steps.write(interleaved.db, lone, await steps.read(interleaved.db, true))
         if (result !== NEEDS_TRANSACTION) return result
       }
-      return await inTransaction(steps)
+      return await inTransaction(steps, options)
     },
     onEnqueued (listener) { listeners.push(listener) }
   }

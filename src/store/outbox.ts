@@ -10,13 +10,16 @@ import { EVENTS_TABLE, WEBHOOKS_TABLE } from './webhook-tables.js'
 
 export type EventKind = 'created' | 'updated' | 'deleted'
 
+/** The outbox's columns that `eventValues` gives, in its order (all text). */
+export const EVENT_COLUMNS = ['id', 'type', 'collection', 'record', 'createdAt'] as const
+
 /** The values of the outbox row for one write: id, type, collection, record, createdAt. */
 export function eventValues (collection: string, kind: EventKind, record: unknown): unknown[] {
   return [`msg_${randomUUID().replace(/-/g, '')}`, `${collection}.${kind}`, collection, JSON.stringify(record), new Date().toISOString()]
 }
 
 /** Whether some subscription is active, as a condition inside a statement: read with the statement's own snapshot. */
-const activeSubscription = sql<SqlBool>`exists (select 1 from ${sql.table(WEBHOOKS_TABLE)} where ${sql.ref('disabledAt')} is null)`
+export const activeSubscription = sql<SqlBool>`exists (select 1 from ${sql.table(WEBHOOKS_TABLE)} where ${sql.ref('disabledAt')} is null)`
 
 /**
  * The condition that makes a write statement change nothing while some

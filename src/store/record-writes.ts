@@ -12,7 +12,8 @@ import { cascadedIds, cascades } from './cascade.js'
 import type { Database, Dialect } from './dialect.js'
 import { eventWrites, NEEDS_TRANSACTION, type Outbox, type WriteSteps } from './event-writes.js'
 import { markCreated } from './idempotency.js'
-import { gatheredWrites } from './gathered-writes.js'
+import { sharedTransactions } from './shared-transactions.js'
+import { writeGathering } from './gathered-writes.js'
 import { byId, type CompileMatching } from './matching-queries.js'
 import type { QueryTemplates } from './query-templates.js'
 import type { Row, RowCodec } from './row-codec.js'
@@ -53,9 +54,10 @@ export interface RecordWritesContext {
 
 export function recordWrites ({ dialect, model, codec, templated, compileMatching, errors, rowForWrite }: RecordWritesContext): Pick<Store, 'insert' | 'update' | 'remove' | 'onEventsEnqueued'> {
   // Where writes interleave, each is a transaction of its own anyway: its read need not be in it, and a write of one statement may commit alone.
-  const writes = eventWrites(dialect.writer, templated, dialect.writesOneAtATime ? undefined : dialect.db)
-  // Where each write is a round trip, a turn's lone writes of one collection share a statement.
-  const gathered = gatheredWrites(dialect, codec, templated)
+  // Where each write is a round trip, a turn's lone writes of one collection share a statement, and its writes with events a transaction.
+  const gatherOn = writeGathering(dialect, codec, templated)
+  const gathering = gatherOn === undefined || dialect.manyRows === undefined ? undefined : { shared: sharedTransactions(dialect.db, dialect.manyRows.undone), on: gatherOn }
+  const writes = eventWrites(dialect.writer, templated, dialect.writesOneAtATime ? undefined : { db: dialect.db, gathering })
 
   /**
    * What deleting `id` will take with it. Where writes can interleave, the
@@ -86,7 +88,7 @@ export function recordWrites ({ dialect, model, codec, templated, compileMatchin
         return await writes.run({
           read: async () => undefined,
           write: async (w, outbox) => {
-            const { unwatched } = outbox
+            const { unwatched, gathered } = outbox
             // The columns' values, then the creation time.
             const rowValues = [...Object.values(fields), now]
             const insertRow = async (): Promise<Row | undefined> => (await w.executeQuery<Row>(compileMatching(resource, aloneOrNot(`insert ${resource.collection} ${columns.join(' ')}`, unwatched), [], rowValues, slots => {
@@ -98,8 +100,8 @@ export function recordWrites ({ dialect, model, codec, templated, compileMatchin
                 : insert.columns(Object.keys(row)).expression(w.selectNoFrom(Object.entries(row).map(([column, value]) => sql`${value}`.as(column))).where(unwatched))
               ).returning(codec.columns(resource))
             }))).rows[0]
-            // Alone, with the turn's other lone creates where the dialect gathers them (gathered-writes.ts).
-            const created = unwatched !== undefined && gathered !== undefined ? await gathered.create(resource, columns, rowValues, insertRow) : await insertRow()
+            // With the turn's other creates where the dialect gathers them (gathered-writes.ts).
+            const created = gathered !== undefined ? await gathered.create(resource, columns, rowValues, insertRow) : await insertRow()
             if (created === undefined) return NEEDS_TRANSACTION
             const inserted = codec.decode(resource, created)
             await outbox.add(resource, 'created', inserted)
@@ -108,7 +110,7 @@ export function recordWrites ({ dialect, model, codec, templated, compileMatchin
             }
             return inserted
           }
-        }, { inTransaction: options?.idempotency !== undefined })
+        }, options?.idempotency === undefined ? { shareable: true } : { inTransaction: true })
       } catch (error) {
         return await errors.failedWrite(resource, values, error)
       }
@@ -122,21 +124,21 @@ export function recordWrites ({ dialect, model, codec, templated, compileMatchin
           const fields = codec.encodeFields(resource, values)
           // Only changed columns are set: SQLite rewrites the index entries of every column a statement sets.
           const columns = Object.keys(fields).filter(column => fields[column] !== row[column])
-          const { unwatched } = outbox
+          const { unwatched, gathered } = outbox
           // The changed columns' values, then the edit's time.
           const rowValues = [...columns.map(column => fields[column]), new Date().toISOString()]
           const updateRow = async (): Promise<Row | undefined> => (await w.executeQuery<Row>(compileMatching(resource, aloneOrNot(`update ${resource.collection} ${columns.join(' ')}`, unwatched), sameVersion(current, options), rowValues,
             (slots, where) => w.updateTable(resource.collection).set({ ...namedSlots(columns, slots), version: sql`version + 1`, updatedAt: slots[columns.length] })
               .where(where).$if(unwatched !== undefined, update => update.where(unwatched!)).returning(codec.columns(resource))))).rows[0]
-          // Alone and by id only (an owner's narrowed view is not gathered), with the turn's other lone edits where the dialect gathers them.
-          const edited = unwatched !== undefined && gathered !== undefined && (options?.where?.length ?? 0) === 0
+          // By id only (an owner's narrowed view is not gathered), with the turn's other edits where the dialect gathers them.
+          const edited = gathered !== undefined && (options?.where?.length ?? 0) === 0
             ? await gathered.edit(resource, current.id, current.version, columns, rowValues, updateRow)
             : await updateRow()
           if (edited === undefined) return nothingChanged(unwatched)
           const updated = codec.decode(resource, edited)
           await outbox.add(resource, 'updated', updated)
           return updated
-        }))
+        }), { shareable: true })
       } catch (error) {
         return await errors.failedWrite(resource, values, error)
       }
@@ -147,14 +149,14 @@ export function recordWrites ({ dialect, model, codec, templated, compileMatchin
         return await writes.run(onRecord(resource, id, options, async (w, outbox, current) => {
           check(current)
           const cascaded = cascades(resource) && await outbox.wanted() ? await cascadedDeletes(w, resource, current.id) : new Map<string, number[]>()
-          const { unwatched } = outbox
+          const { unwatched, gathered } = outbox
           const removeRow = async (): Promise<Row | undefined> => {
             const result = await w.executeQuery(compileMatching(resource, aloneOrNot(`remove ${resource.collection}`, unwatched), sameVersion(current, options), [],
               (_, where) => w.deleteFrom(resource.collection).where(where).$if(unwatched !== undefined, remove => remove.where(unwatched!))))
             return (result.numAffectedRows ?? 0n) === 0n ? undefined : { id: current.id }
           }
           // Alone (so with no cascaded events) and by id only, with the turn's other lone deletes where the dialect gathers them.
-          const removed = unwatched !== undefined && gathered !== undefined && (options?.where?.length ?? 0) === 0
+          const removed = gathered !== undefined && (options?.where?.length ?? 0) === 0
             ? await gathered.remove(resource, current.id, current.version, removeRow)
             : await removeRow()
           if (removed === undefined) return nothingChanged(unwatched)

@@ -1,7 +1,8 @@
 /**
- * Writes that run alone (event-writes.ts) asked for in one turn of the event
- * loop, sent together at its end as one statement per group (a collection
- * and the columns written: lone-creates.ts, lone-edits.ts), where every
+ * Writes that run alone (event-writes.ts), or in one shared transaction
+ * (shared-transactions.ts), asked for in one turn of the event loop, sent
+ * together at its end as one statement per group (a collection and the
+ * columns written: gathered-writes.ts), where every
  * statement is a round trip to a database server (PostgreSQL). Sent one by
  * one, each create paid the driver's work, a socket write that wakes a
  * database backend, and a commit of its own: about 50 µs of the service's

@@ -3,14 +3,15 @@
  * PostgreSQL, while no webhook subscription is active, a turn's creates of
  * one collection are made by one statement, and its edits written by one,
  * each answered with its own record; when one of them fails, each runs
- * alone to its own answer; with a subscription active, each runs in a
- * transaction with its event. Runs on SQLite too (every write in a
- * group-committed transaction), where the answers are checked and no
- * statement gathers writes.
+ * alone to its own answer; with a subscription active, a turn's creates and
+ * edits share one transaction (shared-transactions.ts), made by the same
+ * gathered statements, with one statement adding all their events. Runs on
+ * SQLite too (every write in a group-committed transaction), where the
+ * answers are checked and no statement gathers writes.
  */
 import t, { type Test } from 'tap'
 import type { CompiledQuery } from 'kysely'
-import { assertProblem, body, buildTestApp, createProject, post } from '../helper.js'
+import { assertProblem, body, buildTestApp, createProject, ON_POSTGRES, post } from '../helper.js'
 import { otherConnection } from '../support/other-connection.js'
 import { recordingStore } from '../support/recording-store.js'
 import { addActiveSubscription } from '../support/subscriptions.js'
@@ -163,6 +164,22 @@ t.test('edits of one turn are written by one statement, each on the version it r
   if (!dialect.writesOneAtATime) t.ok(sent.filter(query => gatheredEdits(query.sql)).length >= 1, 'PostgreSQL: the others still went together')
 })
 
+t.test('edits of one turn that change a counted value are counted once each, on one shard of each tally', async t => {
+  const { store, sent, dialect } = await recordingStore(t)
+  const app = await buildTestApp(t, { store })
+  const other = await otherConnection(t)
+  const { ids } = await eightTasks(app, 'counted')
+  sent.length = 0
+  const answers = await Promise.all(ids.map(async id => await app.inject({ method: 'PATCH', url: `/v1/tasks/${id}`, payload: { status: 'doing' } })))
+  t.same(answers.map(answer => answer.statusCode), ids.map(() => 200))
+  t.equal(Number((await app.inject({ method: 'GET', url: '/v1/tasks?status=doing' })).headers['x-total-count']), 8, 'the eight counted as doing')
+  t.equal(Number((await app.inject({ method: 'GET', url: '/v1/tasks?status=todo' })).headers['x-total-count']), 0, 'and no longer as todo')
+  if (dialect.writesOneAtATime) return
+  t.equal(sent.filter(query => gatheredEdits(query.sql)).length, 1, 'PostgreSQL: one statement')
+  // Picked per row, its eight rows locked eight shards in random order, and two such statements deadlocked.
+  t.equal(await other.count('(select distinct shard from resourcery_value_counts where field = \'status\' and value = \'doing\') as shards'), 1, 'which added to one shard')
+})
+
 t.test('when one edit of a turn fails, each runs alone and gets its own answer', async t => {
   const { store, sent, dialect } = await recordingStore(t)
   const app = await buildTestApp(t, { store })
@@ -226,6 +243,15 @@ t.test('deletes of one turn take the records their relations cascade to with the
   if (!dialect.writesOneAtATime) t.equal(sent.filter(query => gatheredDeletes(query.sql)).length, 1, 'PostgreSQL: in one statement')
 })
 
+/**
+ * The transactions that last wrote the rows of `table` matching `condition`:
+ * PostgreSQL's xmin, the writing transaction's id. (Not of the outbox, whose
+ * rows the dispatcher marks as it fans them out.)
+ */
+async function writers (other: Awaited<ReturnType<typeof otherConnection>>, table: string, condition: string): Promise<number> {
+  return await other.count(`(select distinct xmin::text from ${table} where ${condition}) as writers`)
+}
+
 t.test('with a subscription active, creates, edits and deletes of one turn each get their event', async t => {
   const app = await buildTestApp(t)
   const other = await otherConnection(t)
@@ -237,14 +263,51 @@ t.test('with a subscription active, creates, edits and deletes of one turn each 
   t.same(created.map(answer => answer.statusCode), Array(6).fill(201))
   t.equal(await other.count(EVENTS_TABLE, 'type = \'tasks.created\''), 6, 'six events')
   t.equal(await other.count('tasks', 'name like \'heard %\''), 6, 'six records, none made twice')
+  for (const answer of created) {
+    const { id, name } = body(answer)
+    t.equal(await other.count(EVENTS_TABLE, `type = 'tasks.created' and record like '{"id":${id as number},%' and record like '%"name":"${name as string}"%'`), 1, `${name as string}: its own event`)
+  }
 
   const edited = await Promise.all(before.map(async answer => await app.inject({ method: 'PATCH', url: answer.headers.location!, payload: { status: 'done' } })))
   t.same(edited.map(answer => answer.statusCode), Array(4).fill(200))
   t.equal(await other.count(EVENTS_TABLE, 'type = \'tasks.updated\''), 4, 'four events')
   t.equal(await other.count('tasks', 'name like \'edit heard %\' and status = \'done\' and version = 2'), 4, 'four records, each edited once')
+  t.equal(await other.count(EVENTS_TABLE, 'type = \'tasks.updated\' and record like \'%"version":2,%\' and record like \'%"status":"done"%\''), 4, 'each event holds the record as edited')
+
+  if (ON_POSTGRES) {
+    t.equal(await writers(other, 'tasks', 'name like \'heard %\''), 1, 'PostgreSQL: the six creates in one transaction')
+    t.equal(await writers(other, 'tasks', 'name like \'edit heard %\''), 1, 'the four edits in one transaction too')
+  }
 
   const deleted = await Promise.all(before.map(async answer => await app.inject({ method: 'DELETE', url: answer.headers.location! })))
   t.same(deleted.map(answer => answer.statusCode), Array(4).fill(204))
   t.equal(await other.count(EVENTS_TABLE, 'type = \'tasks.deleted\''), 4, 'four events')
   t.equal(await other.count('tasks', 'name like \'edit heard %\''), 0, 'four records gone')
+})
+
+t.test('with a subscription active, a failed write leaves no trace of the others\' shared transaction', async t => {
+  const app = await buildTestApp(t)
+  const other = await otherConnection(t)
+  const project = await createProject(app, { name: 'shared' })
+  await addActiveSubscription(other)
+
+  // A missing parent among a turn's creates: its 400, and the others made once each, each with its one event.
+  const parents = [project.id, 999999, project.id, project.id]
+  const created = await Promise.all(parents.map(async (projectId, i) => await post(app, '/v1/tasks', { name: `shared ${i}`, projectId })))
+  t.same(created.map(answer => answer.statusCode), [201, 400, 201, 201])
+  t.equal(await other.count('tasks', 'name like \'shared %\''), 3, 'three records, none made twice')
+  t.equal(await other.count('tasks', 'name = \'shared 1\''), 0)
+  t.equal(await other.count(EVENTS_TABLE, 'type = \'tasks.created\''), 3, 'three events, none for the refused create')
+  for (const i of [0, 2, 3]) t.equal(await other.count(EVENTS_TABLE, `record like '%"name":"shared ${i}"%'`), 1, `shared ${i}: one event`)
+
+  // A stale If-Match among a turn's edits: its 412, nothing of it stored or announced, the others' edits and events once each.
+  const stale = created[2]!.headers.etag!
+  t.equal((await app.inject({ method: 'PATCH', url: created[2]!.headers.location!, payload: { priority: 4 } })).statusCode, 200)
+  const edits = await Promise.all([0, 2, 3].map(async i => await app.inject({
+    method: 'PATCH', url: created[i]!.headers.location!, headers: { 'if-match': i === 2 ? stale : created[i]!.headers.etag! }, payload: { assignee: 'editor' }
+  })))
+  t.same(edits.map(answer => answer.statusCode), [200, 412, 200])
+  t.equal(await other.count('tasks', 'name like \'shared %\' and assignee = \'editor\' and version = 2'), 2, 'two records edited once each')
+  t.equal(await other.count('tasks', 'name = \'shared 2\' and assignee is null and version = 2'), 1, 'the stale edit not stored')
+  t.equal(await other.count(EVENTS_TABLE, 'type = \'tasks.updated\' and record like \'%"assignee":"editor"%\''), 2, 'two events of the edits')
 })
