@@ -6,7 +6,8 @@
  * is a record of the other path, so that a change to it is measured too.
  * Only the service is pinned (CPU 0) and the load generator (CPU 1):
  * PostgreSQL and Redis run where the kernel puts them, on the same two cores,
- * and each request waits for their answers over loopback.
+ * and each request waits for their answers over loopback. The writes are
+ * measured a second time with a webhook subscription active.
  *
  * BENCH_POSTGRES_URL (default postgres://postgres@127.0.0.1:5432/test) gets
  * a schema of its own, dropped at the end; BENCH_REDIS_URL defaults to
@@ -20,7 +21,7 @@ import pg from 'pg'
 import { cursorCodec } from '../src/resources/cursor.js'
 import { PROJECTS, seedPostgres } from './seed.js'
 import { dist, HELLO, measure, pinLoadGenerator, start, stop, type Server } from './measure.js'
-import { allWorkloads, benchAuth, resultsTable, startService, writeResults } from './service.js'
+import { allWorkloads, benchAuth, resultsTable, startService, subscribedWriteWorkloads, SUBSCRIPTION, writeResults } from './service.js'
 
 pinLoadGenerator()
 
@@ -58,7 +59,10 @@ async function main (): Promise<void> {
       (await client.query<{ value: string }>("select value from resourcery_secrets where name = 'cursor-signing'")).rows[0]!.value)
     const auth = benchAuth()
     const workloads = await allWorkloads({ base: service.base, cursors: cursorCodec(Buffer.from(secret, 'base64')) }, auth, 100_000)
-    for (const workload of workloads) {
+    // Last, the writes with a subscription active: from then on every write adds its event, in its transaction.
+    const subscribed = subscribedWriteWorkloads(auth, 100_000)
+    for (const workload of [...workloads, ...subscribed]) {
+      if (workload === subscribed[0]) await withClient(url.toString(), async client => await client.query(SUBSCRIPTION))
       process.stderr.write(`postgres: ${workload.name}…\n`)
       record(`${workload.name} [postgres]`, await measure(service, workload, hello))
     }

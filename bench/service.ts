@@ -86,6 +86,20 @@ export function writeWorkloads (auth: Record<string, string>, tasks: number): Wo
   ]
 }
 
+/**
+ * The write workloads again, while a webhook subscription is active: each
+ * write then adds its event to the outbox in its transaction. The
+ * subscription (SUBSCRIPTION, added straight into the database) wants only
+ * an event these workloads never make, so the dispatcher fans every event
+ * out to no delivery, and no request leaves the machine.
+ */
+export function subscribedWriteWorkloads (auth: Record<string, string>, tasks: number): Workload[] {
+  return writeWorkloads(auth, tasks).map(workload => ({ ...workload, name: `${workload.name}, subscribed` }))
+}
+
+export const SUBSCRIPTION = `insert into resourcery_webhooks (url, events, secret, "createdAt")
+  values ('https://hooks.example.com/bench', '["projects.deleted"]', 'whsec_bench', '2026-01-01T00:00:00.000Z')`
+
 /** What the workloads need of a running service: where it is, its cursor key, and an API key when it has one. */
 export interface Target { readonly base: string, readonly cursors: CursorCodec, readonly apiKey?: string }
 
