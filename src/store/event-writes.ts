@@ -15,8 +15,8 @@
  * outbox, commit), and a POST one instead of four. When the statement changed
  * nothing (a subscription is active, or the record changed since it was
  * read), the write is read and run again in a transaction, with its event;
- * while subscriptions stay active, writes go straight there. The creates and
- * edits that reach their transaction in one turn share one
+ * while subscriptions stay active, writes go straight there. The writes that
+ * reach their transaction in one turn share one
  * (shared-transactions.ts), their statements and their events each gathered
  * into one (gathered-writes.ts): four round trips for the turn, not for each.
  */
@@ -79,7 +79,8 @@ export interface RunOptions {
    * The write may share its transaction with the turn's others
    * (shared-transactions.ts): it may run again if one of them failed, and
    * its statements do not read what another write of the turn may change
-   * (a create, an edit; not a delete, which reads what it cascades to).
+   * (a create, an edit, a delete that cascades to nothing; not one that
+   * does: it reads the records it takes with it, for their events).
    */
   readonly shareable?: boolean
 }

@@ -155,7 +155,7 @@ export function recordWrites ({ dialect, model, codec, templated, compileMatchin
               (_, where) => w.deleteFrom(resource.collection).where(where).$if(unwatched !== undefined, remove => remove.where(unwatched!))))
             return (result.numAffectedRows ?? 0n) === 0n ? undefined : { id: current.id }
           }
-          // Alone (so with no cascaded events) and by id only, with the turn's other lone deletes where the dialect gathers them.
+          // By id only, with the turn's other deletes where the dialect gathers them: alone, or in a shared transaction (neither has cascaded events).
           const removed = gathered !== undefined && (options?.where?.length ?? 0) === 0
             ? await gathered.remove(resource, current.id, current.version, removeRow)
             : await removeRow()
@@ -163,7 +163,7 @@ export function recordWrites ({ dialect, model, codec, templated, compileMatchin
           await outbox.add(resource, 'deleted', { id: current.id })
           for (const [collection, ids] of cascaded) await outbox.addAll(collection, 'deleted', ids.map(id => ({ id })))
           return 'removed'
-        }))
+        }), { shareable: !cascades(resource) })
       } catch (error) {
         return await errors.failedRemove(resource, id, error)
       }

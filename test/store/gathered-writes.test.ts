@@ -310,4 +310,12 @@ t.test('with a subscription active, a failed write leaves no trace of the others
   t.equal(await other.count('tasks', 'name like \'shared %\' and assignee = \'editor\' and version = 2'), 2, 'two records edited once each')
   t.equal(await other.count('tasks', 'name = \'shared 2\' and assignee is null and version = 2'), 1, 'the stale edit not stored')
   t.equal(await other.count(EVENTS_TABLE, 'type = \'tasks.updated\' and record like \'%"assignee":"editor"%\''), 2, 'two events of the edits')
+
+  // And a stale If-Match among a turn's deletes: its 412, the record kept, the others deleted with one event each.
+  const deletes = await Promise.all([0, 2, 3].map(async i => await app.inject({
+    method: 'DELETE', url: created[i]!.headers.location!, headers: { 'if-match': i === 2 ? stale : edits[i === 0 ? 0 : 2]!.headers.etag! }
+  })))
+  t.same(deletes.map(answer => answer.statusCode), [204, 412, 204])
+  t.same([await other.count('tasks', 'name like \'shared %\''), await other.count('tasks', 'name = \'shared 2\'')], [1, 1], 'only the record whose delete was refused is left')
+  t.equal(await other.count(EVENTS_TABLE, 'type = \'tasks.deleted\''), 2, 'two events of the deletes')
 })
