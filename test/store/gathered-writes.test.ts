@@ -12,9 +12,10 @@
 import t, { type Test } from 'tap'
 import type { CompiledQuery } from 'kysely'
 import { assertProblem, body, buildTestApp, createProject, ON_POSTGRES, post } from '../helper.js'
-import { otherConnection } from '../support/other-connection.js'
+import { otherConnection, type OtherConnection } from '../support/other-connection.js'
 import { recordingStore } from '../support/recording-store.js'
 import { addActiveSubscription } from '../support/subscriptions.js'
+import type { Dialect } from '../../src/store/dialect.js'
 import { EVENTS_TABLE } from '../../src/store/webhook-tables.js'
 
 /** The statement that makes many creates at once, and a create alone. */
@@ -28,6 +29,12 @@ const gatheredDeletes = (sql: string): boolean => sql.startsWith('delete') && sq
 const singleDeletes = (sql: string): boolean => sql.startsWith('delete') && !sql.includes('unnest(')
 
 type App = Awaited<ReturnType<typeof buildTestApp>>
+
+/** The app on a store that records what it sends (`sent`), and another connection to its database. */
+async function recordedApp (t: Test): Promise<{ app: App, sent: CompiledQuery[], dialect: Dialect, other: OtherConnection }> {
+  const { store, sent, dialect } = await recordingStore(t)
+  return { app: await buildTestApp(t, { store }), sent, dialect, other: await otherConnection(t) }
+}
 
 /** Eight tasks of a new project called `name` (`name 0`…`name 7`): their creates' answers and their ids. */
 async function eightTasks (app: App, name: string): Promise<{ created: Awaited<ReturnType<typeof post>>[], ids: number[] }> {
@@ -44,9 +51,7 @@ function eachWrittenOnce (t: Test, sent: readonly CompiledQuery[], gatheredOnes:
 }
 
 t.test('creates of one turn are made by one statement, each answered with its own record', async t => {
-  const { store, sent, dialect } = await recordingStore(t)
-  const app = await buildTestApp(t, { store })
-  const other = await otherConnection(t)
+  const { app, sent, dialect, other } = await recordedApp(t)
   const project = await createProject(app, { name: 'gathered' })
   sent.length = 0
 
@@ -77,8 +82,7 @@ t.test('creates of one turn are made by one statement, each answered with its ow
 })
 
 t.test('every kind of column goes through a gathered create exactly', async t => {
-  const { store, sent, dialect } = await recordingStore(t)
-  const app = await buildTestApp(t, { store })
+  const { app, sent, dialect } = await recordedApp(t)
   // Text an array literal must escape, numbers that are not whole, booleans, JSON, and fields left out.
   const sentValues = [
     { name: 'kinds "quoted" \\ {braced}, commas', description: 'ü 中文 NULL "', active: false, budget: 1234.5, tags: ['a "b" c', 'd\\e', '{f,g}', 'NULL'] },
@@ -104,9 +108,7 @@ t.test('every kind of column goes through a gathered create exactly', async t =>
 })
 
 t.test('when one create of a turn fails, each runs alone and gets its own answer', async t => {
-  const { store, sent, dialect } = await recordingStore(t)
-  const app = await buildTestApp(t, { store })
-  const other = await otherConnection(t)
+  const { app, sent, dialect, other } = await recordedApp(t)
   const project = await createProject(app, { name: 'taken' })
   sent.length = 0
 
@@ -131,9 +133,7 @@ t.test('when one create of a turn fails, each runs alone and gets its own answer
 })
 
 t.test('edits of one turn are written by one statement, each on the version it read and answered with its own record', async t => {
-  const { store, sent, dialect } = await recordingStore(t)
-  const app = await buildTestApp(t, { store })
-  const other = await otherConnection(t)
+  const { app, sent, dialect, other } = await recordedApp(t)
   const { created, ids } = await eightTasks(app, 'edited')
   sent.length = 0
 
@@ -165,9 +165,7 @@ t.test('edits of one turn are written by one statement, each on the version it r
 })
 
 t.test('edits of one turn that change a counted value are counted once each, on one shard of each tally', async t => {
-  const { store, sent, dialect } = await recordingStore(t)
-  const app = await buildTestApp(t, { store })
-  const other = await otherConnection(t)
+  const { app, sent, dialect, other } = await recordedApp(t)
   const { ids } = await eightTasks(app, 'counted')
   sent.length = 0
   const answers = await Promise.all(ids.map(async id => await app.inject({ method: 'PATCH', url: `/v1/tasks/${id}`, payload: { status: 'doing' } })))
@@ -181,9 +179,7 @@ t.test('edits of one turn that change a counted value are counted once each, on 
 })
 
 t.test('when one edit of a turn fails, each runs alone and gets its own answer', async t => {
-  const { store, sent, dialect } = await recordingStore(t)
-  const app = await buildTestApp(t, { store })
-  const other = await otherConnection(t)
+  const { app, sent, dialect, other } = await recordedApp(t)
   await createProject(app, { name: 'untouched' })
   const projects = await Promise.all(['kept one', 'kept two', 'kept three'].map(async name => await createProject(app, { name })))
   sent.length = 0
@@ -198,9 +194,7 @@ t.test('when one edit of a turn fails, each runs alone and gets its own answer',
 })
 
 t.test('deletes of one turn are made by one statement, each on the version it read, each answered', async t => {
-  const { store, sent, dialect } = await recordingStore(t)
-  const app = await buildTestApp(t, { store })
-  const other = await otherConnection(t)
+  const { app, sent, dialect, other } = await recordedApp(t)
   const { created, ids } = await eightTasks(app, 'deleted')
   const kept = body(await post(app, '/v1/tasks', { name: 'kept', projectId: body(created[0]!).projectId })).id as number
   // One of them changed since its client read it: its If-Match no longer holds.
@@ -230,9 +224,7 @@ t.test('deletes of one turn are made by one statement, each on the version it re
 })
 
 t.test('deletes of one turn take the records their relations cascade to with them', async t => {
-  const { store, sent, dialect } = await recordingStore(t)
-  const app = await buildTestApp(t, { store })
-  const other = await otherConnection(t)
+  const { app, sent, dialect, other } = await recordedApp(t)
   const projects = await Promise.all(['cascade one', 'cascade two', 'cascade kept'].map(async name => await createProject(app, { name })))
   for (const project of projects) for (const i of [1, 2]) await post(app, '/v1/tasks', { name: `${project.name as string} task ${i}`, projectId: project.id })
   sent.length = 0
@@ -248,7 +240,7 @@ t.test('deletes of one turn take the records their relations cascade to with the
  * PostgreSQL's xmin, the writing transaction's id. (Not of the outbox, whose
  * rows the dispatcher marks as it fans them out.)
  */
-async function writers (other: Awaited<ReturnType<typeof otherConnection>>, table: string, condition: string): Promise<number> {
+async function writers (other: OtherConnection, table: string, condition: string): Promise<number> {
   return await other.count(`(select distinct xmin::text from ${table} where ${condition}) as writers`)
 }
 
