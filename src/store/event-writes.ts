@@ -105,10 +105,9 @@ export interface EventWrites {
  * one. This process creates subscriptions outside any transaction (the
  * connection is held by one at a time), and no other process can commit
  * while the transaction holds the write lock it took with the write before
- * its event. (On PostgreSQL the writes of a shared transaction get their
- * answer from one outbox insert together, so none comes later; a
- * subscription another process commits meanwhile is one made concurrently
- * with these writes, whose events it may or may not get.)
+ * its event. (On PostgreSQL a transaction is shared only by the writes of
+ * one turn; a subscription another process commits while it runs is made
+ * concurrently with those writes, whose events it may or may not get.)
  */
 const withoutSubscriptions = new WeakSet<Kysely<Database>>()
 
