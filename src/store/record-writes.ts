@@ -53,7 +53,7 @@ export interface RecordWritesContext {
 }
 
 export function recordWrites ({ dialect, model, codec, templated, compileMatching, errors, rowForWrite }: RecordWritesContext): Pick<Store, 'insert' | 'update' | 'remove' | 'onEventsEnqueued'> {
-  // Where writes interleave, each is a transaction of its own anyway: its read need not be in it, and a write of one statement may commit alone.
+  // Where writes interleave (a pool), a write's read need not be in its transaction, and a write of one statement may commit alone.
   // Where each write is a round trip, a turn's lone writes of one collection share a statement, and its writes with events a transaction.
   const gatherOn = writeGathering(dialect, codec, templated)
   const gathering = gatherOn === undefined || dialect.manyRows === undefined ? undefined : { shared: sharedTransactions(dialect.db, dialect.manyRows.undone), on: gatherOn }
