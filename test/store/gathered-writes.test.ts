@@ -11,7 +11,7 @@
  */
 import t, { type Test } from 'tap'
 import type { CompiledQuery } from 'kysely'
-import { assertProblem, body, buildTestApp, createProject, ON_POSTGRES, post } from '../helper.js'
+import { assertProblem, bearer, body, buildTestApp, createProject, ON_POSTGRES, post } from '../helper.js'
 import { otherConnection, type OtherConnection } from '../support/other-connection.js'
 import { recordingStore } from '../support/recording-store.js'
 import { addActiveSubscription } from '../support/subscriptions.js'
@@ -310,4 +310,27 @@ t.test('with a subscription active, a failed write leaves no trace of the others
   t.same(deletes.map(answer => answer.statusCode), [204, 412, 204])
   t.same([await other.count('tasks', 'name like \'shared %\''), await other.count('tasks', 'name = \'shared 2\'')], [1, 1], 'only the record whose delete was refused is left')
   t.equal(await other.count(EVENTS_TABLE, 'type = \'tasks.deleted\''), 2, 'two events of the deletes')
+})
+
+t.test('with a subscription active, an owner\'s writes narrowed to their own records share the turn\'s transaction too', async t => {
+  const app = await buildTestApp(t)
+  const other = await otherConnection(t)
+  const alice = { authorization: bearer({ sub: 'alice', scope: 'notes:read notes:write' }) }
+  const bob = { authorization: bearer({ sub: 'bob', scope: 'notes:read notes:write' }) }
+  const notes = await Promise.all(['a', 'b', 'c'].map(async name => await post(app, '/v1/notes', { name: `alice ${name}` }, alice)))
+  await addActiveSubscription(other)
+
+  // Alice's edits, narrowed to her records (not gathered, each its own statement in the shared transaction), beside
+  // Bob's try at one of hers and creates of both.
+  const answers = await Promise.all([
+    ...notes.map(async (note, i) => await app.inject({ method: 'PATCH', url: note.headers.location!, headers: alice, payload: { name: `alice ${i} edited` } })),
+    app.inject({ method: 'PATCH', url: notes[0]!.headers.location!, headers: bob, payload: { name: 'bob was here' } }),
+    post(app, '/v1/notes', { name: 'alice d' }, alice),
+    post(app, '/v1/notes', { name: 'bob a' }, bob)
+  ])
+  t.same(answers.map(answer => answer.statusCode), [200, 200, 200, 404, 201, 201], 'each answered as if alone: Bob cannot see Alice\'s note')
+  t.equal(await other.count('notes', 'name like \'alice % edited\' and owner = \'alice\' and version = 2'), 3, 'Alice\'s three edits stored once each')
+  t.equal(await other.count('notes', 'name = \'bob was here\''), 0)
+  t.equal(await other.count(EVENTS_TABLE, 'type = \'notes.updated\''), 3, 'three events of the edits')
+  t.equal(await other.count(EVENTS_TABLE, 'type = \'notes.created\''), 2, 'two of the creates')
 })
