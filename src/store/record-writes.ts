@@ -110,7 +110,7 @@ export function recordWrites ({ dialect, model, codec, templated, compileMatchin
             }
             return inserted
           }
-        }, options?.idempotency === undefined ? { shareable: true } : { inTransaction: true })
+        }, { inTransaction: options?.idempotency !== undefined, shareable: true })
       } catch (error) {
         return await errors.failedWrite(resource, values, error)
       }
