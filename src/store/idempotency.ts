@@ -82,20 +82,22 @@ export function idempotencyStore (db: Kysely<Database>): IdempotencyStore {
   return {
     async claim (subject, key, fingerprint, { now, expiresAt, staleBefore }) {
       const claimedAt = now.toISOString()
-      // An expired record, or one left running by a process that died before it created anything, no longer holds the key.
-      await db.deleteFrom(IDEMPOTENCY_TABLE).where('subject', '=', subject).where('key', '=', key)
-        .where(eb => eb.or([
-          eb('expiresAt', '<=', claimedAt),
-          eb.and([eb('response', 'is', null), eb('committed', 'is', null), eb('createdAt', '<', staleBefore.toISOString())])
-        ]))
-        .execute()
       const inserted = await db.insertInto(IDEMPOTENCY_TABLE)
         .values({ subject, key, fingerprint, response: null, committed: null, createdAt: claimedAt, expiresAt: expiresAt.toISOString() })
         .onConflict(conflict => conflict.columns(['subject', 'key']).doNothing())
         .executeTakeFirst()
+      // A new key (the usual case) is claimed by that one statement.
       if (Number(inserted.numInsertedOrUpdatedRows ?? 0) > 0) return { claimed: true, held: { subject, key, claimedAt } }
       const row = await find(subject, key)
       if (row === undefined) return await this.claim(subject, key, fingerprint, { now, expiresAt, staleBefore })
+      // An expired record, or one left running by a process that died before it created anything, no longer holds the key.
+      const lapsed = await db.deleteFrom(IDEMPOTENCY_TABLE).where('subject', '=', subject).where('key', '=', key)
+        .where(eb => eb.or([
+          eb('expiresAt', '<=', claimedAt),
+          eb.and([eb('response', 'is', null), eb('committed', 'is', null), eb('createdAt', '<', staleBefore.toISOString())])
+        ]))
+        .executeTakeFirst()
+      if (Number(lapsed.numDeletedRows) > 0) return await this.claim(subject, key, fingerprint, { now, expiresAt, staleBefore })
       const response = row.response === null ? undefined : JSON.parse(String(row.response)) as StoredResponse
       // SQLite answers timestamps as the ISO text stored; PostgreSQL as ISO text or as Dates (postgres.ts, timestampFromText).
       const since = new Date(row.createdAt as string | Date)

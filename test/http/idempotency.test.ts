@@ -117,6 +117,13 @@ t.test('expired keys are forgotten and purged', async t => {
   t.equal(await idempotency.purge(new Date()), 1)
   const claim = await idempotency.claim('s', 'old', 'g', { now: new Date(), expiresAt: new Date(Date.now() + 1000), staleBefore: new Date() })
   t.equal(claim.claimed, true)
+
+  // Expired but not yet purged: the key is free for a new request all the same.
+  await idempotency.claim('s', 'lapsed', 'f', { now: past, expiresAt: new Date(past.getTime() + 24 * 3_600_000), staleBefore: past })
+  await idempotency.complete('s', 'lapsed', { status: 201, headers: {}, body: '{}' })
+  const fresh = { now: new Date(), expiresAt: new Date(Date.now() + 3_600_000), staleBefore: past }
+  t.equal((await idempotency.claim('s', 'lapsed', 'g', fresh)).claimed, true, 'an expired record no longer holds its key')
+  t.equal((await idempotency.claim('s', 'lapsed', 'g', fresh)).claimed, false, 'and the new claim does')
 })
 
 t.test('a create whose process died before its response was stored is answered by a retry, not made twice', async t => {
