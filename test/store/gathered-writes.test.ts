@@ -334,3 +334,25 @@ t.test('with a subscription active, an owner\'s writes narrowed to their own rec
   t.equal(await other.count(EVENTS_TABLE, 'type = \'notes.updated\''), 3, 'three events of the edits')
   t.equal(await other.count(EVENTS_TABLE, 'type = \'notes.created\''), 2, 'two of the creates')
 })
+
+t.test('creates under Idempotency-Keys arriving together each mark their own key, with or without a subscription', async t => {
+  const { app, other } = await recordedApp(t)
+  const project = await createProject(app, { name: 'keyed' })
+  for (const round of ['plain', 'subscribed']) {
+    if (round === 'subscribed') await addActiveSubscription(other)
+    const keys = [0, 1, 2, 3].map(i => `${round}-${i}`)
+    const created = await Promise.all([
+      ...keys.map(async (key, i) => await post(app, '/v1/tasks', { name: `${round} keyed ${i}`, projectId: project.id }, { 'idempotency-key': key })),
+      post(app, '/v1/tasks', { name: `${round} unkeyed`, projectId: project.id })
+    ])
+    t.same(created.map(answer => answer.statusCode), [201, 201, 201, 201, 201], `${round}: all made`)
+    for (const [i, key] of keys.entries()) {
+      const { id } = body(created[i]!)
+      t.equal(await other.count('resourcery_idempotency', `key = '${key}' and committed like '{"id":${id as number},%'`), 1, `${key} is marked with its own record`)
+      const replay = await post(app, '/v1/tasks', { name: `${round} keyed ${i}`, projectId: project.id }, { 'idempotency-key': key })
+      t.same([replay.statusCode, replay.headers['idempotent-replayed'], body(replay).id], [201, 'true', id], `${key} replays it`)
+    }
+    t.equal(await other.count('tasks', `name like '${round} %'`), 5, `${round}: each made once`)
+  }
+  t.equal(await other.count(EVENTS_TABLE, 'type = \'tasks.created\''), 5, 'the subscribed round\'s five events')
+})
