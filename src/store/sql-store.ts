@@ -11,7 +11,7 @@ import { conditionSql, type Where } from './conditions.js'
 import { counting } from './counting.js'
 import { credentialStore } from './credentials.js'
 import type { Database, Dialect } from './dialect.js'
-import { idempotencyStore } from './idempotency.js'
+import { idempotencyStore, type WriteRunner } from './idempotency.js'
 import { idBatches } from './id-batches.js'
 import { indexChoice, type IndexChoice } from './index-choice.js'
 import { listQuery } from './list-query.js'
@@ -132,10 +132,13 @@ export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs 
     return await remembered(pages, pageKey(resource, query), async () => await readPage(resource, query))
   }
 
+  // Where one writer commits a turn's writes together (SQLite), the keys' claims and responses join them; elsewhere each commits by itself.
+  const idempotencyWrites: WriteRunner = dialect.writesOneAtATime ? async job => await writer.run(job) : async job => await job(writer.db)
+
   return {
     dialect: dialect.name,
     credentials: guarded(cachingApiKeys(credentialStore(writer.db), apiKeyCacheMs)),
-    idempotency: guarded(idempotencyStore(writer.db)),
+    idempotency: guarded(idempotencyStore(writer.db, idempotencyWrites)),
     webhooks: guarded(webhookStore(writer)),
     ...recordWrites({ dialect, model, codec, templated, compileMatching, errors, rowForWrite }),
     missingParents,
