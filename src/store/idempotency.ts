@@ -7,6 +7,7 @@
  */
 import type { Kysely, Transaction } from 'kysely'
 import type { Database, Dialect } from './dialect.js'
+import type { IdempotencyBatches } from './idempotency-batches.js'
 import type { StoredRecord } from './store.js'
 
 export const IDEMPOTENCY_TABLE = 'resourcery_idempotency'
@@ -83,9 +84,11 @@ export type WriteRunner = <T>(job: (executor: Kysely<Database>) => Promise<T>) =
  * the writer's group commit, so that they share a commit, and its fsync,
  * with the turn's other writes, each settling once on disk: committing
  * alone, each paid an fsync of its own, and 50 clients POSTing with a new
- * key each got a tenth of the creates a second they got without one.
+ * key each got a tenth of the creates a second they got without one. On
+ * PostgreSQL, `batches` makes a turn's new claims one statement, and its
+ * stored responses another (idempotency-batches.ts).
  */
-export function idempotencyStore (db: Kysely<Database>, write: WriteRunner): IdempotencyStore {
+export function idempotencyStore (db: Kysely<Database>, write: WriteRunner, batches?: IdempotencyBatches): IdempotencyStore {
   const find = (executor: Kysely<Database>, subject: string, key: string) =>
     executor.selectFrom(IDEMPOTENCY_TABLE).selectAll().where('subject', '=', subject).where('key', '=', key).executeTakeFirst()
 
@@ -93,12 +96,13 @@ export function idempotencyStore (db: Kysely<Database>, write: WriteRunner): Ide
   async function claimOn (w: Kysely<Database>, subject: string, key: string, fingerprint: string, { now, expiresAt, staleBefore }: ClaimOptions): Promise<Claim> {
     const again = async (): Promise<Claim> => await claimOn(w, subject, key, fingerprint, { now, expiresAt, staleBefore })
     const claimedAt = now.toISOString()
-    const inserted = await w.insertInto(IDEMPOTENCY_TABLE)
+    const insertAlone = async (): Promise<boolean> => Number((await w.insertInto(IDEMPOTENCY_TABLE)
       .values({ subject, key, fingerprint, response: null, committed: null, createdAt: claimedAt, expiresAt: expiresAt.toISOString() })
       .onConflict(conflict => conflict.columns(['subject', 'key']).doNothing())
-      .executeTakeFirst()
+      .executeTakeFirst()).numInsertedOrUpdatedRows ?? 0) > 0
+    const inserted = batches === undefined ? await insertAlone() : await batches.claim([subject, key, fingerprint, claimedAt, expiresAt.toISOString()], insertAlone)
     // A new key (the usual case) is claimed by that one statement.
-    if (Number(inserted.numInsertedOrUpdatedRows ?? 0) > 0) return { claimed: true, held: { subject, key, claimedAt } }
+    if (inserted) return { claimed: true, held: { subject, key, claimedAt } }
     const row = await find(w, subject, key)
     if (row === undefined) return await again()
     // An expired record, or one left running by a process that died before it created anything, no longer holds the key.
@@ -126,7 +130,11 @@ export function idempotencyStore (db: Kysely<Database>, write: WriteRunner): Ide
   return {
     claim: async (subject, key, fingerprint, options) => await write(async w => await claimOn(w, subject, key, fingerprint, options)),
     async complete (subject, key, response) {
-      await write(async w => await w.updateTable(IDEMPOTENCY_TABLE).set({ response: JSON.stringify(response) }).where('subject', '=', subject).where('key', '=', key).execute())
+      const stored = JSON.stringify(response)
+      const alone = async (): Promise<void> => {
+        await write(async w => await w.updateTable(IDEMPOTENCY_TABLE).set({ response: stored }).where('subject', '=', subject).where('key', '=', key).execute())
+      }
+      await (batches === undefined ? alone() : batches.complete([subject, key, stored], alone))
     },
     async release (subject, key) {
       // A key whose create committed stays held: once stale, a retry answers with that record instead of creating another.

@@ -12,6 +12,7 @@ import { counting } from './counting.js'
 import { credentialStore } from './credentials.js'
 import type { Database, Dialect } from './dialect.js'
 import { idempotencyStore, type WriteRunner } from './idempotency.js'
+import { idempotencyBatches } from './idempotency-batches.js'
 import { idBatches } from './id-batches.js'
 import { indexChoice, type IndexChoice } from './index-choice.js'
 import { listQuery } from './list-query.js'
@@ -138,7 +139,7 @@ export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs 
   return {
     dialect: dialect.name,
     credentials: guarded(cachingApiKeys(credentialStore(writer.db), apiKeyCacheMs)),
-    idempotency: guarded(idempotencyStore(writer.db, idempotencyWrites)),
+    idempotency: guarded(idempotencyStore(writer.db, idempotencyWrites, idempotencyBatches(dialect, templated))),
     webhooks: guarded(webhookStore(writer)),
     ...recordWrites({ dialect, model, codec, templated, compileMatching, errors, rowForWrite }),
     missingParents,

@@ -335,17 +335,25 @@ t.test('with a subscription active, an owner\'s writes narrowed to their own rec
   t.equal(await other.count(EVENTS_TABLE, 'type = \'notes.created\''), 2, 'two of the creates')
 })
 
+/** A statement on the idempotency records that gathers many keys: their claims (insert) or their stored responses (update). */
+const gatheredKeys = (verb: 'insert into' | 'update', query: CompiledQuery): boolean => query.sql.startsWith(`${verb} "resourcery_idempotency"`) && query.sql.includes('unnest(')
+
 t.test('creates under Idempotency-Keys arriving together each mark their own key, with or without a subscription', async t => {
-  const { app, other } = await recordedApp(t)
+  const { app, other, sent, dialect } = await recordedApp(t)
   const project = await createProject(app, { name: 'keyed' })
   for (const round of ['plain', 'subscribed']) {
     if (round === 'subscribed') await addActiveSubscription(other)
     const keys = [0, 1, 2, 3].map(i => `${round}-${i}`)
+    sent.length = 0
     const created = await Promise.all([
       ...keys.map(async (key, i) => await post(app, '/v1/tasks', { name: `${round} keyed ${i}`, projectId: project.id }, { 'idempotency-key': key })),
       post(app, '/v1/tasks', { name: `${round} unkeyed`, projectId: project.id })
     ])
     t.same(created.map(answer => answer.statusCode), [201, 201, 201, 201, 201], `${round}: all made`)
+    if (!dialect.writesOneAtATime) {
+      t.same(sent.filter(query => gatheredKeys('insert into', query)).map(query => (query.parameters[0] as unknown[]).length), [4], 'PostgreSQL: the four keys claimed by one statement')
+      t.same(sent.filter(query => gatheredKeys('update', query)).map(query => (query.parameters[0] as unknown[]).length), [4], 'and their responses stored by one')
+    }
     for (const [i, key] of keys.entries()) {
       const { id } = body(created[i]!)
       t.equal(await other.count('resourcery_idempotency', `key = '${key}' and committed like '{"id":${id as number},%'`), 1, `${key} is marked with its own record`)
