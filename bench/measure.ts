@@ -5,6 +5,7 @@
  * load, with the server's CPU per answer and its peak RSS.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
+import { randomUUID } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import autocannon from 'autocannon'
@@ -77,6 +78,8 @@ export interface Workload {
   expect?: number
   /** `{id}` in the path becomes a random id up to this, per request (clients editing different records). */
   ids?: number
+  /** A header sent with a new random value on every request: an Idempotency-Key, as a client makes one per create. */
+  freshHeader?: string
 }
 export interface Figures {
   rps: number
@@ -103,8 +106,18 @@ export interface Figures {
 
 export const HELLO: Workload = { name: 'baseline', path: '/hello' }
 
+/** What changes from request to request: a random id in the path, a fresh header value. */
+export function perRequest ({ path, ids, freshHeader }: Workload): ((request: autocannon.Request) => autocannon.Request) | undefined {
+  if (ids === undefined && freshHeader === undefined) return undefined
+  return request => ({
+    ...request,
+    ...(ids === undefined ? {} : { path: path.replace('{id}', String(1 + Math.floor(Math.random() * ids))) }),
+    ...(freshHeader === undefined ? {} : { headers: { ...request.headers, [freshHeader]: randomUUID() } })
+  })
+}
+
 function load (server: Server, workload: Workload, duration: number): ReturnType<typeof autocannon> {
-  const { ids } = workload
+  const setupRequest = perRequest(workload)
   return autocannon({
     url: server.base + workload.path,
     connections: CONNECTIONS,
@@ -112,9 +125,7 @@ function load (server: Server, workload: Workload, duration: number): ReturnType
     method: workload.method ?? 'GET',
     headers: workload.headers,
     body: workload.body,
-    ...(ids === undefined
-      ? {}
-      : { requests: [{ setupRequest: (request: autocannon.Request) => ({ ...request, path: workload.path.replace('{id}', String(1 + Math.floor(Math.random() * ids))) }) }] })
+    ...(setupRequest === undefined ? {} : { requests: [{ setupRequest }] })
   })
 }
 

@@ -78,10 +78,11 @@ export function pageWorkloads (auth: Record<string, string>): Workload[] {
   ]
 }
 
-/** A durable create, and an edit of a random one of `tasks` tasks. */
+/** A durable create, the same under a new Idempotency-Key each, and an edit of a random one of `tasks` tasks. */
 export function writeWorkloads (auth: Record<string, string>, tasks: number): Workload[] {
   return [
     { name: 'POST a task (durable, FULL)', method: 'POST', path: '/v1/tasks', headers: { ...auth, 'content-type': 'application/json' }, body: '{"name":"bench","projectId":1}', expect: 201 },
+    { name: 'POST a task, Idempotency-Key', method: 'POST', path: '/v1/tasks', headers: { ...auth, 'content-type': 'application/json' }, body: '{"name":"bench","projectId":1}', expect: 201, freshHeader: 'idempotency-key' },
     { name: 'PATCH a task with If-Match', method: 'PATCH', path: '/v1/tasks/{id}', ids: tasks, headers: { ...auth, 'content-type': 'application/merge-patch+json', 'if-match': '*' }, body: '{"priority":2}' }
   ]
 }
