@@ -76,6 +76,9 @@ export async function createIdempotencyTable (trx: Transaction<Database>, dialec
   await trx.schema.createIndex(`${IDEMPOTENCY_TABLE}_expires_idx`).ifNotExists().on(IDEMPOTENCY_TABLE).column('expiresAt').execute()
 }
 
+/** When a claim is made, until when its record is kept, and before when a record left running is a dead request's. */
+type ClaimTimes = Parameters<IdempotencyStore['claim']>[3]
+
 /** Runs a job of writes: in the writer's group commit (SQLite), or each statement committing by itself (PostgreSQL). */
 export type WriteRunner = <T>(job: (executor: Kysely<Database>) => Promise<T>) => Promise<T>
 
@@ -92,9 +95,9 @@ export function idempotencyStore (db: Kysely<Database>, write: WriteRunner, batc
   const find = (executor: Kysely<Database>, subject: string, key: string) =>
     executor.selectFrom(IDEMPOTENCY_TABLE).selectAll().where('subject', '=', subject).where('key', '=', key).executeTakeFirst()
 
-  type ClaimOptions = Parameters<IdempotencyStore['claim']>[3]
-  async function claimOn (w: Kysely<Database>, subject: string, key: string, fingerprint: string, { now, expiresAt, staleBefore }: ClaimOptions): Promise<Claim> {
-    const again = async (): Promise<Claim> => await claimOn(w, subject, key, fingerprint, { now, expiresAt, staleBefore })
+  async function claimOn (w: Kysely<Database>, subject: string, key: string, fingerprint: string, times: ClaimTimes): Promise<Claim> {
+    const { now, expiresAt, staleBefore } = times
+    const again = async (): Promise<Claim> => await claimOn(w, subject, key, fingerprint, times)
     const claimedAt = now.toISOString()
     const insertAlone = async (): Promise<boolean> => Number((await w.insertInto(IDEMPOTENCY_TABLE)
       .values({ subject, key, fingerprint, response: null, committed: null, createdAt: claimedAt, expiresAt: expiresAt.toISOString() })
