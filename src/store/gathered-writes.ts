@@ -28,6 +28,7 @@ import { rawStatement, type QueryTemplates } from './query-templates.js'
 import type { Row, RowCodec } from './row-codec.js'
 import type { ColumnKind } from './tables.js'
 import { EVENTS_TABLE } from './webhook-tables.js'
+import { columnsOf, unnestedRows } from './unnested-rows.js'
 import { writeBatches } from './write-batches.js'
 
 /** The writes that share one statement: one collection, the same columns written. */
@@ -84,11 +85,7 @@ export function writeGathering (dialect: Dialect, codec: RowCodec, templated: Qu
   if (manyRows === undefined || dialect.writesOneAtATime) return undefined
   const { undone } = manyRows
 
-  const ofRows = (name: string): RawBuilder<unknown> => sql.ref(`${ROWS}.${name}`)
-  /** `unnest` of one array parameter per column (in `slots`), as ROWS with these column names. */
-  const unnested = (kinds: readonly ColumnKind[], slots: readonly unknown[], names: readonly string[], ordinality = ''): RawBuilder<unknown> =>
-    sql`unnest(${sql.join(kinds.map((kind, i) => manyRows.array(kind, slots[i])))}) ${sql.raw(ordinality)} as ${sql.id(ROWS)}(${sql.join(names.map(name => sql.id(name)))})`
-  const columnsOf = (rows: ReadonlyArray<readonly unknown[]>, count: number): unknown[][] => Array.from({ length: count }, (_, i) => rows.map(values => values[i]))
+  const { of: ofRows, from: unnested } = unnestedRows(manyRows.array, ROWS)
   const kindsOf = (resource: Resource, columns: readonly string[]): ColumnKind[] => columns.map(column => codec.kind(resource, column))
   /** The rows of `table` that ROWS names by id, at the version each write read, under `condition`. */
   const onTheVersionRead = (table: string, condition: Expression<SqlBool>): RawBuilder<unknown> =>
@@ -125,7 +122,7 @@ export function writeGathering (dialect: Dialect, codec: RowCodec, templated: Qu
         const query = templated(shape, columnsOf(rows, names.length), slots => db.insertInto(resource.collection)
           .columns([...columns, 'version', 'createdAt', 'updatedAt'])
           .expression(sql`select ${sql.join(columns.map(ofRows))}, 1, ${ofRows('createdAt')}, ${ofRows('createdAt')}
-            from ${unnested([...kindsOf(resource, columns), 'timestamp'], slots, [...names, POSITION], 'with ordinality')}
+            from ${unnested([...kindsOf(resource, columns), 'timestamp'], slots, [...names, POSITION], true)}
             where ${condition} order by ${ofRows(POSITION)}`)
           .returning(codec.columns(resource)))
         const created = (await db.executeQuery<Row>(query)).rows

@@ -12,11 +12,12 @@
  * - Responses: `update … set response = … from unnest(subjects, keys,
  *   responses)`, each of a key this process holds.
  */
-import { sql, type Kysely, type RawBuilder } from 'kysely'
+import { sql, type Kysely } from 'kysely'
 import type { Database, Dialect } from './dialect.js'
 import { IDEMPOTENCY_TABLE } from './idempotency.js'
 import { rawStatement, type QueryTemplates } from './query-templates.js'
 import type { ColumnKind } from './tables.js'
+import { columnsOf, unnestedRows } from './unnested-rows.js'
 import { writeBatches } from './write-batches.js'
 
 export interface IdempotencyBatches {
@@ -42,10 +43,7 @@ export function idempotencyBatches (dialect: Dialect, templated: QueryTemplates)
   if (manyRows === undefined || dialect.writesOneAtATime) return undefined
   const db: Kysely<Database> = dialect.db
   const { undone } = manyRows
-  const ofRows = (name: string): RawBuilder<unknown> => sql.ref(`${ROWS}.${name}`)
-  const unnested = (kinds: readonly ColumnKind[], names: readonly string[], slots: readonly unknown[]): RawBuilder<unknown> =>
-    sql`unnest(${sql.join(kinds.map((kind, i) => manyRows.array(kind, slots[i])))}) as ${sql.id(ROWS)}(${sql.join(names.map(name => sql.id(name)))})`
-  const columnsOf = (rows: ReadonlyArray<readonly unknown[]>, count: number): unknown[][] => Array.from({ length: count }, (_, i) => rows.map(values => values[i]))
+  const { of: ofRows, from: unnested } = unnestedRows(manyRows.array, ROWS)
   // Two claims (or responses) of one key never share a statement: both would be answered by its one row.
   const keyOf = ([subject, key]: readonly unknown[]): string => `${String(subject)}\n${String(key)}`
 
@@ -54,7 +52,7 @@ export function idempotencyBatches (dialect: Dialect, templated: QueryTemplates)
     distinct: keyOf,
     async writeMany (_, rows) {
       const query = templated('claim many idempotency keys', columnsOf(rows, CLAIMED.length), slots => rawStatement(db, sql`insert into ${sql.table(IDEMPOTENCY_TABLE)}
-        (${sql.join(CLAIMED.map(column => sql.id(column)))}) select ${sql.join(CLAIMED.map(ofRows))} from ${unnested(CLAIM_KINDS, CLAIMED, slots)}
+        (${sql.join(CLAIMED.map(column => sql.id(column)))}) select ${sql.join(CLAIMED.map(ofRows))} from ${unnested(CLAIM_KINDS, slots, CLAIMED)}
         on conflict (subject, key) do nothing returning subject, key`))
       const claimed = new Set((await db.executeQuery<{ subject: string, key: string }>(query)).rows.map(row => keyOf([row.subject, row.key])))
       return rows.map(values => claimed.has(keyOf(values)))
@@ -66,7 +64,7 @@ export function idempotencyBatches (dialect: Dialect, templated: QueryTemplates)
     distinct: keyOf,
     async writeMany (_, rows) {
       const query = templated('complete many idempotency keys', columnsOf(rows, COMPLETED.length), slots => rawStatement(db, sql`update ${sql.table(IDEMPOTENCY_TABLE)}
-        set response = ${ofRows('response')} from ${unnested(['string', 'string', 'string'], COMPLETED, slots)}
+        set response = ${ofRows('response')} from ${unnested(['string', 'string', 'string'], slots, COMPLETED)}
         where ${sql.ref(`${IDEMPOTENCY_TABLE}.subject`)} = ${ofRows('subject')} and ${sql.ref(`${IDEMPOTENCY_TABLE}.key`)} = ${ofRows('key')}`))
       await db.executeQuery(query)
       return rows.map(() => true as const)
