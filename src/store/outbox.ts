@@ -33,9 +33,8 @@ export const noActiveSubscription: Expression<SqlBool> = sql<SqlBool>`not ${acti
  * once by the caller), so a service without webhooks pays almost nothing.
  */
 export function outboxInsert (executor: Kysely<Database>, values: readonly unknown[]): Compilable {
-  const [id, type, collection, record, createdAt] = values
-  const statement = sql`insert into ${sql.table(EVENTS_TABLE)} (id, type, collection, record, ${sql.ref('createdAt')}, ${sql.ref('fannedOut')})
-    select ${id}, ${type}, ${collection}, ${record}, ${createdAt}, 0
+  const statement = sql`insert into ${sql.table(EVENTS_TABLE)} (${sql.join(EVENT_COLUMNS.map(column => sql.id(column)))}, ${sql.ref('fannedOut')})
+    select ${sql.join(values.map(value => sql`${value}`))}, 0
     where ${activeSubscription}`
   return rawStatement(executor, statement)
 }
