@@ -95,7 +95,7 @@ async function main (): Promise<void> {
     growth[workload.name] = Number(pair.secondOverFirst.toFixed(3))
   }
   large?.server.child.kill('SIGTERM')
-  for (const workload of [...pageWorkloads(auth), ...writeWorkloads(auth, 100_000)]) await run('100k', small, workload)
+  for (const workload of [...pageWorkloads(auth, 100_000), ...writeWorkloads(auth, 100_000)]) await run('100k', small, workload)
   small.server.child.kill('SIGTERM')
   hello.child.kill()
   // The seeded databases (about 1 GB with the 1M one and the bare insert's WAL) go with the run.

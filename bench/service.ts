@@ -63,18 +63,20 @@ export function recordWorkloads (auth: Record<string, string>, etag: string, api
 }
 
 /**
- * The list reads not measured at 1M: as a browser reads a list, a deep page by
- * number, and pages that differ from request to request. Every other list
- * workload asks all its connections for one page, which both databases then
- * read once for many requests (remembered, or on PostgreSQL shared by a
- * turn's requests): this one shows what a page read afresh costs.
+ * The reads not measured at 1M: a list as a browser reads it, a deep page by
+ * number, and pages and records that differ from request to request. Every
+ * other read workload asks all its connections for one page or one record,
+ * which both databases then read once for many requests (remembered, or on
+ * PostgreSQL shared by a turn's requests): the last two show what a read
+ * afresh costs, one of `tasks` tasks.
  */
-export function pageWorkloads (auth: Record<string, string>): Workload[] {
+export function pageWorkloads (auth: Record<string, string>, tasks: number): Workload[] {
   return [
     // What a browser sends: every list it reads is compressed (content-coding.ts).
     { name: 'GET list of 20, browser (br)', path: '/v1/tasks?limit=20', headers: { ...auth, 'accept-encoding': 'gzip, deflate, br' } },
     { name: 'GET deep page (page 4000)', path: '/v1/tasks?page=4000&limit=20', headers: auth },
-    { name: 'GET a random project\'s tasks by cursor', path: '/v1/projects/{id}/tasks?limit=20&cursor=', ids: PROJECTS, headers: auth }
+    { name: 'GET a random project\'s tasks by cursor', path: '/v1/projects/{id}/tasks?limit=20&cursor=', ids: PROJECTS, headers: auth },
+    { name: 'GET a random task', path: '/v1/tasks/{id}', ids: tasks, headers: auth }
   ]
 }
 
@@ -109,7 +111,7 @@ export async function allWorkloads ({ base, cursors, apiKey }: Target, auth: Rec
   return [
     ...recordWorkloads(auth, await recordEtag(base, auth), apiKey),
     ...listWorkloads(cursors, auth),
-    ...pageWorkloads(auth),
+    ...pageWorkloads(auth, tasks),
     ...writeWorkloads(auth, tasks)
   ]
 }

@@ -84,6 +84,12 @@ export interface Dialect extends IndexTraits {
    */
   inOneSnapshot? <T> (read: () => T): T
   /**
+   * Joins the read snapshot the next `readAtOnce` reads in and names it by a
+   * number that changes whenever another begins: reads under one number see
+   * one state of the data (snapshot-memo.ts). Defined where `readAtOnce` is.
+   */
+  currentSnapshot? (): number
+  /**
    * `column` equal to any of `values`, bound as one array parameter
    * (PostgreSQL's `= any($1)`: one statement text, prepared once, however
    * many values). Defined where reads by id are gathered into one query a

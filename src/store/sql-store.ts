@@ -21,6 +21,7 @@ import { queryTemplates } from './query-templates.js'
 import { reads } from './reads.js'
 import { recordWrites } from './record-writes.js'
 import { rowCodec, type Row } from './row-codec.js'
+import { snapshotMemo } from './snapshot-memo.js'
 import { migrateSchema } from './schema-migration.js'
 import { stampedCache } from './stamped-cache.js'
 import type { CountedPage, ListQuery, MigrationReport, Store, StoredRecord, WriteOptions } from './store.js'
@@ -70,6 +71,13 @@ export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs 
   /** Whether a read is by id only: no narrowed view (an owner's) adds to its condition. */
   const byIdOnly = (options?: WriteOptions): boolean => options?.where === undefined || options.where.length === 0
 
+  /** Records read at once where the dialect can (SQLite), each once per read snapshot. */
+  const { currentSnapshot, readAtOnce } = dialect
+  const recordsOfTheSnapshot = currentSnapshot === undefined || readAtOnce === undefined ? undefined : snapshotMemo<StoredRecord | undefined>(currentSnapshot)
+  /** What a read by id is known by in the memo: the caller's narrowed view (an owner's) is part of it. */
+  const recordKey = (resource: Resource, id: number, options?: WriteOptions): string =>
+    byIdOnly(options) ? `${resource.collection} ${id}` : `${resource.collection} ${id} ${JSON.stringify(options!.where)}`
+
   /** Reads by id only, gathered per turn where the dialect binds an array (id-batches.ts): rows by id. */
   const { anyOf } = dialect
   const byIds = anyOf === undefined
@@ -101,6 +109,8 @@ export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs 
     }
     return compileMatching(resource, `get ${resource.collection}`, byId(id, options), [], (_, where) => select(where))
   }
+
+  const decoded = (resource: Resource, row: Row | undefined): StoredRecord | undefined => row === undefined ? undefined : codec.decode(resource, row)
 
   const isPlainObject = (value: unknown): value is object => typeof value === 'object' && value !== null && Object.getPrototypeOf(value) === Object.prototype
   /** Every method of a sub-store (and of the objects it holds: credentials.apiKeys), with connectivity failures turned into 503s like the rest. */
@@ -185,10 +195,16 @@ export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs 
 
     async get (resource: Resource, id: number, options?: WriteOptions): Promise<StoredRecord | undefined> {
       // Each request its own error: a 503 made from the batch's failure is answered by every request that waited.
-      const row = byIds !== undefined && byIdOnly(options)
+      if (recordsOfTheSnapshot !== undefined) {
+        try {
+          return recordsOfTheSnapshot.read(recordKey(resource, id, options), () => decoded(resource, readAtOnce!<Row>(selectById(db, resource, id, options))[0]))
+        } catch (error) {
+          return rethrow(error)
+        }
+      }
+      return decoded(resource, byIds !== undefined && byIdOnly(options)
         ? await byIds.load(resource, id).catch(rethrow)
-        : (await read<Row>(selectById(db, resource, id, options)))[0]
-      return row === undefined ? undefined : codec.decode(resource, row)
+        : (await read<Row>(selectById(db, resource, id, options)))[0])
     }
   }
 }

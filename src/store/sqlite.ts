@@ -162,7 +162,8 @@ export function openSqlite (options: SqliteOptions): Dialect {
           inOneSnapshot: <T>(read: () => T) => {
             turn.join()
             return read()
-          }
+          },
+          currentSnapshot: () => turn.join()
         }),
     // One writer at a time: nobody waits on a single tally row that is not already waiting for the lock.
     tallyShards: 1,

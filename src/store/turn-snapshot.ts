@@ -21,8 +21,12 @@ import type BetterSqlite3 from 'better-sqlite3'
 import { beforeTurnEnds } from '../turn-end.js'
 
 export interface TurnSnapshot {
-  /** Puts the reads that follow, until the turn ends, in this turn's snapshot, beginning it if none is open. */
-  join (): void
+  /**
+   * Puts the reads that follow, until the turn ends, in this turn's snapshot,
+   * beginning it if none is open, and names it: reads under one number see
+   * one state of the data.
+   */
+  join (): number
   /** Ends this turn's snapshot, if one is open: before anything that may commit. */
   end (): void
 }
@@ -31,6 +35,8 @@ export function turnSnapshot (database: BetterSqlite3.Database): TurnSnapshot {
   const begin = database.prepare('begin')
   const commit = database.prepare('commit')
   let open = false
+  /** Counts the snapshots begun, naming each. */
+  let serial = 0
 
   function end (): void {
     if (!open) return
@@ -41,11 +47,14 @@ export function turnSnapshot (database: BetterSqlite3.Database): TurnSnapshot {
 
   return {
     join () {
-      // Never inside a transaction the connection holds for another reason: its reads are one snapshot already.
-      if (open || database.inTransaction) return
+      if (open) return serial
+      // Never inside a transaction the connection holds for another reason: it may write and end it unseen
+      // here, so each read there is named on its own.
+      if (database.inTransaction) return ++serial
       begin.run()
       open = true
       beforeTurnEnds(end)
+      return ++serial
     },
     end
   }

@@ -1,13 +1,16 @@
 /**
  * Reads by id that arrive in one turn share one query where each query is a
- * round trip (PostgreSQL): every request still gets its own record (or its
+ * round trip (PostgreSQL), and on SQLite one read of each record in the
+ * turn's read snapshot: every request still gets its own record (or its
  * 404), a caller's narrowed view is never mixed into another's read, and a
- * change is seen by the next turn's reads. Runs on SQLite too, where each
- * read is a call of its own and only the answers are checked. The batching
- * itself, without a database: idBatches with a recording reader.
+ * change is seen by the next read, in the same turn too. The batching
+ * itself, without a database: idBatches with a recording reader; the
+ * snapshot's memo with a counter for its snapshots.
  */
+import { setImmediate as nextTurn } from 'node:timers/promises'
 import t from 'tap'
 import { idBatches } from '../../src/store/id-batches.js'
+import { snapshotMemo } from '../../src/store/snapshot-memo.js'
 import { bearer, body, buildTestApp, createProject, post, type Json } from '../helper.js'
 import { otherConnection } from '../support/other-connection.js'
 import { recordingStore } from '../support/recording-store.js'
@@ -34,6 +37,11 @@ t.test('GETs that arrive together each get their own record, in one query a tabl
     t.equal(byTable('projects'), 1, 'and one for the project')
     t.same(sent.filter(query => query.sql.includes('"tasks"')).map(query => query.parameters[0]), [[a, b, c, c + 1000]], 'each id asked once')
   }
+  if (dialect.currentSnapshot !== undefined) {
+    // Read at once, in the turn's one read snapshot: the record asked twice was read once.
+    t.same(sent.filter(query => query.sql.includes('from "tasks"')).map(query => query.parameters[0]), [a, b, c, c + 1000], 'SQLite: each id read once')
+    t.equal(sent.filter(query => query.sql.includes('from "projects"')).length, 1)
+  }
 })
 
 t.test('a record changed between two turns is read anew, whoever changed it', async t => {
@@ -47,6 +55,19 @@ t.test('a record changed between two turns is read anew, whoever changed it', as
   t.equal((await read()).name, 'second', 'a change through the service')
   await db.run(`update tasks set name = 'third', version = version + 1 where id = ${id}`)
   t.equal((await read()).name, 'third', 'a change by another connection')
+})
+
+t.test('a record read, then written, is read anew once the write is acknowledged', async t => {
+  const { store, model, sent } = await recordingStore(t)
+  const projects = model.get('projects')!
+  const project = await store.insert(projects, { name: 'before', active: true, tags: [], description: undefined, budget: undefined })
+  await nextTurn()
+  sent.length = 0
+  const together = await Promise.all([store.get(projects, project.id), store.get(projects, project.id)])
+  t.same(together.map(record => record?.values.name), ['before', 'before'])
+  t.equal(sent.filter(query => query.sql.includes('from "projects"')).length, 1, 'read together, one read answers both')
+  await store.update(projects, project.id, current => ({ ...current.values, name: 'after' }))
+  t.equal((await store.get(projects, project.id))?.values.name, 'after', 'the read after the acknowledged write sees it')
 })
 
 t.test('a caller who sees only their own records is not answered from another caller\'s read', async t => {
@@ -94,4 +115,16 @@ t.test('idBatches: a read that fails fails every request that waited for it, and
   t.same(results.map(result => result.status === 'rejected' ? (result.reason as Error).message : ''), ['the database is away', 'the database is away'])
   failing = false
   t.equal(await batches.load('tasks', 2), 20)
+})
+
+t.test('snapshotMemo: one answer a key within a snapshot, none kept into the next, and a failure not kept', async t => {
+  let snapshot = 1
+  let computed = 0
+  const memo = snapshotMemo<string>(() => snapshot)
+  const answer = (key: string): string => memo.read(key, () => `${key} ${++computed}`)
+  t.same([answer('a'), answer('b'), answer('a')], ['a 1', 'b 2', 'a 1'], 'a key asked twice in a snapshot is computed once')
+  snapshot = 2
+  t.equal(answer('a'), 'a 3', 'a new snapshot computes again')
+  t.throws(() => memo.read('c', () => { throw new Error('the database is away') }), /away/)
+  t.equal(answer('c'), 'c 4', 'a failure is not kept')
 })
