@@ -112,7 +112,7 @@ async function main (dir: string): Promise<void> {
       const measured = summed([await slice(server, workload, seconds)])
       side.rps.push(measured.rps)
       side.cpuUs.push(measured.cpuUs)
-      process.stdout.write(`round ${String(round + 1).padStart(2)}  ${side.label.padEnd(32)} ${whole(measured.rps).padStart(7)} req/s  ${measured.cpuUs.toFixed(0).padStart(4)} µs/req  p99 ${measured.p99} ms${measured.errors > 0 ? `  ${measured.errors} errors` : ''}\n`)
+      process.stdout.write(`round ${String(round + 1).padStart(2)}  ${side.label.padEnd(32)} ${whole(measured.rps).padStart(7)} req/s  ${measured.cpuUs.toFixed(0).padStart(4)} µs/req  p99 ${measured.p99} ms  rss ${measured.rssMb.toFixed(1)} MB${measured.errors > 0 ? `  ${measured.errors} errors` : ''}\n`)
     }
   }
   process.stdout.write([
