@@ -1,12 +1,18 @@
 /**
  * Idempotency-Key on POST (the IETF httpapi draft, as Stripe does it): the
- * first request under a key runs and its response is stored durably, before
- * it is sent, per credential; a retry with the same key and body within 24 h
- * gets that response again with `Idempotent-Replayed: true` and creates
- * nothing. Another body under the same key is 422; a retry while the first
- * still runs is 409. A server-side failure (5xx) forgets the key so a retry
- * runs again. A create marks the key with its record in its own transaction,
- * so a retry after a crash that lost the response answers with that record.
+ * first request under a key runs, per credential; a retry with the same key
+ * and body within 24 h gets its answer again with `Idempotent-Replayed: true`
+ * and creates nothing. Another body under the same key is 422; a retry while
+ * the first still runs is 409. A server-side failure (5xx) that created
+ * nothing forgets the key so a retry runs again.
+ *
+ * A create marks the key with its record in its own transaction, and that
+ * record is the answer: a retry is answered from it as the create was (201,
+ * Location, ETag, the record as created), also after a crash that lost the
+ * first answer. Storing the created answer as well was a third durable write
+ * per create, after the claim and the create, and the client waited for its
+ * commit. Any other answer (a refusal: 400, 409…) creates nothing, and is
+ * stored durably before it is sent, to be replayed as it was.
  */
 import { hash } from 'node:crypto'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
@@ -25,8 +31,8 @@ declare module 'fastify' {
     /**
      * The Idempotency-Key this request holds (null: none): a create passes it
      * to the store, which marks it with the new record in the same
-     * transaction. `committed`: the record an earlier request under this key
-     * created before its process died; the create answers with it.
+     * transaction. `committed`: the record the key's create made, by an
+     * earlier request (the create answers with it) or by this one.
      */
     idempotencyKey: { readonly held: HeldKey, readonly committed?: StoredRecord } | null
   }
@@ -73,9 +79,12 @@ async function idempotency (app: FastifyInstance): Promise<void> {
   }
 
   async function rememberResponse (request: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown> {
-    const claim = request.idempotencyKey?.held
-    if (claim === undefined) return payload
+    const holding = request.idempotencyKey
+    if (holding === null) return payload
     request.idempotencyKey = null
+    // The key's create committed: its record answers every retry, with nothing more to store.
+    if (holding.committed !== undefined) return payload
+    const claim = holding.held
     if (reply.statusCode >= 500) {
       await records.release(claim.subject, claim.key)
       return payload

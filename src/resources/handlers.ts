@@ -78,8 +78,10 @@ export function resourceHandlers (model: Model, resource: Resource, { cursors, e
 
   async function insert (request: FastifyRequest, reply: FastifyReply, target: Resource, values: Body): Promise<unknown> {
     const key = request.idempotencyKey
-    // A create under a key whose first request committed and then died answers with that record.
+    // A create under a key whose create committed already answers with that record.
     const record = key?.committed ?? await request.server.store.insert(target, stamped(request, target, values), key === null ? undefined : { idempotency: key.held })
+    // Marked with the record in its transaction, the key answers its retries with it.
+    if (key !== null) request.idempotencyKey = { held: key.held, committed: record }
     reply.code(201).header('location', itemPath(target.collection, record.id))
     return await sendWritten(request, reply, target, record)
   }

@@ -1,9 +1,10 @@
 /**
  * Durable idempotency records: per credential and key, the fingerprint of the
- * first request and, once it finished, its response, kept for a day. A create
- * also marks the record with what it created, in the create's own
- * transaction: if the process dies before the response is stored, a retry
- * answers with that record instead of creating a second one.
+ * first request and what it came to, kept for a day. A create marks the
+ * record with what it created, in the create's own transaction: from its
+ * commit on, a retry answers with that record, as the create answered, and
+ * nothing is stored after it. Any other answer (a refusal) is stored once it
+ * is made, and replayed.
  */
 import type { Kysely, Transaction } from 'kysely'
 import type { Database, Dialect } from './dialect.js'
@@ -33,13 +34,14 @@ export interface HeldKey {
 }
 
 export type Claim =
-  /** `committed`: the record a request that died after its create had committed; the claimant answers with it. */
+  /** `committed`: the record the key's create made; the request answers with it, creating nothing. */
   | { readonly claimed: true, readonly held: HeldKey, readonly committed?: StoredRecord }
   | { readonly claimed: false, readonly existing: IdempotencyRecord }
 
 export interface IdempotencyStore {
   /** Records the key as running, or returns what is already recorded under it. */
   claim (subject: string, key: string, fingerprint: string, options: { now: Date, expiresAt: Date, staleBefore: Date }): Promise<Claim>
+  /** Stores the answer of a request under the key that created nothing (a refusal), for its retries. */
   complete (subject: string, key: string, response: StoredResponse): Promise<void>
   /** Forgets a key whose request failed on the server's side before creating anything, so a retry runs again. */
   release (subject: string, key: string): Promise<void>
@@ -120,14 +122,10 @@ export function idempotencyStore (db: Kysely<Database>, write: WriteRunner, batc
     // SQLite answers timestamps as the ISO text stored; PostgreSQL as ISO text or as Dates (postgres.ts, timestampFromText).
     const since = new Date(row.createdAt as string | Date)
     const existing = { fingerprint: String(row.fingerprint), createdAt: since.toISOString(), ...(response === undefined ? {} : { response }) }
-    const diedAfterCreating = response === undefined && row.committed !== null && since < staleBefore
-    if (!diedAfterCreating || existing.fingerprint !== fingerprint) return { claimed: false, existing }
-    // Taken over by one retry only: the one whose update still finds the dead request's claim.
-    const taken = await w.updateTable(IDEMPOTENCY_TABLE).set({ createdAt: claimedAt })
-      .where('subject', '=', subject).where('key', '=', key).where('createdAt', '=', existing.createdAt).where('response', 'is', null)
-      .executeTakeFirst()
-    if (Number(taken.numUpdatedRows) === 0) return await again()
-    return { claimed: true, held: { subject, key, claimedAt }, committed: JSON.parse(String(row.committed)) as StoredRecord }
+    // Its create committed, whether or not its request lived to answer: the record answers the retry.
+    const created = response === undefined && row.committed !== null
+    if (!created || existing.fingerprint !== fingerprint) return { claimed: false, existing }
+    return { claimed: true, held: { subject, key, claimedAt: existing.createdAt }, committed: JSON.parse(String(row.committed)) as StoredRecord }
   }
 
   return {

@@ -126,7 +126,7 @@ t.test('expired keys are forgotten and purged', async t => {
   t.equal((await idempotency.claim('s', 'lapsed', 'g', fresh)).claimed, false, 'and the new claim does')
 })
 
-t.test('a create whose process died before its response was stored is answered by a retry, not made twice', async t => {
+t.test('a create whose process died before it answered is answered by a retry, not made twice', async t => {
   const app = await buildTestApp(t)
   const fields = { name: 'survivor', active: true, tags: [] }
   // The first request's create committed (marking the key in its transaction); then the process died.
@@ -141,14 +141,43 @@ t.test('a create whose process died before its response was stored is answered b
   t.same(body(retry), body(await app.inject({ method: 'GET', url: `/v1/projects/${created.id}` })), 'the record the first request created')
   const again = await post(app, '/v1/projects', { name: 'survivor' }, { 'idempotency-key': 'crash-1' })
   t.equal(again.statusCode, 201)
-  t.equal(again.body, retry.body, 'from now on the stored response is replayed')
+  t.equal(again.body, retry.body, 'every retry gets the same answer')
   t.equal((await projectNamed(app, 'survivor')).length, 1, 'created once')
 
-  // Within the stale limit the first request may still be running: a retry waits its turn.
-  const recent = await claimedEarlier(app, 'crash-2', { ...fields, name: 'recent' }, 1)
-  await app.store.insert(projects, { ...fields, name: 'recent', description: undefined, budget: undefined }, { idempotency: recent })
-  assertProblem(t, await post(app, '/v1/projects', { name: 'recent' }, { 'idempotency-key': 'crash-2' }), 409, 'idempotency-in-progress')
+  // Its create committed a moment ago: what it created is settled, and a retry need not wait for its answer.
+  const recent = await claimedEarlier(app, 'crash-2', { ...fields, name: 'recent' }, 0)
+  const made = await app.store.insert(projects, { ...fields, name: 'recent', description: undefined, budget: undefined }, { idempotency: recent })
+  const soon = await post(app, '/v1/projects', { name: 'recent' }, { 'idempotency-key': 'crash-2' })
+  t.equal(soon.statusCode, 201)
+  t.equal(soon.headers['idempotent-replayed'], 'true')
+  t.equal(body(soon).id, made.id)
+  t.equal((await projectNamed(app, 'recent')).length, 1, 'created once')
   assertProblem(t, await post(app, '/v1/projects', { name: 'other' }, { 'idempotency-key': 'crash-1' }), 422, 'idempotency-key-reused')
+})
+
+t.test('a create\'s answer is its record: a retry gets it as the create gave it, also after the record changed', async t => {
+  const app = await buildTestApp(t)
+  const first = await post(app, '/v1/projects', { name: 'as made', budget: 10 }, { 'idempotency-key': 'answer-1', prefer: 'return=representation' })
+  t.equal(first.statusCode, 201)
+  const location = first.headers.location as string
+  const edited = await app.inject({ method: 'PATCH', url: location, payload: { budget: 20 } })
+  t.equal(edited.statusCode, 200)
+  const retry = await post(app, '/v1/projects', { name: 'as made', budget: 10 }, { 'idempotency-key': 'answer-1' })
+  t.equal(retry.statusCode, 201)
+  t.equal(retry.headers['idempotent-replayed'], 'true')
+  for (const name of ['location', 'etag', 'last-modified', 'content-type']) t.equal(retry.headers[name], first.headers[name], name)
+  t.equal(retry.body, first.body, 'the record as it was created, not as it is now')
+  t.not(retry.headers.etag, edited.headers.etag)
+
+  const minimal = await post(app, '/v1/projects', { name: 'minimal' }, { 'idempotency-key': 'answer-2', prefer: 'return=minimal' })
+  t.equal(minimal.statusCode, 201)
+  t.equal(minimal.body, '')
+  const minimalRetry = await post(app, '/v1/projects', { name: 'minimal' }, { 'idempotency-key': 'answer-2', prefer: 'return=minimal' })
+  t.equal(minimalRetry.statusCode, 201)
+  t.equal(minimalRetry.headers['idempotent-replayed'], 'true')
+  t.equal(minimalRetry.headers.location, minimal.headers.location)
+  t.equal(minimalRetry.headers['preference-applied'], 'return=minimal')
+  t.equal(minimalRetry.body, '')
 })
 
 t.test('a request that ran past the stale limit and lost its key to a retry creates nothing', async t => {

@@ -345,14 +345,26 @@ t.test('creates under Idempotency-Keys arriving together each mark their own key
     if (round === 'subscribed') await addActiveSubscription(other)
     const keys = [0, 1, 2, 3].map(i => `${round}-${i}`)
     sent.length = 0
-    const created = await Promise.all([
-      ...keys.map(async (key, i) => await post(app, '/v1/tasks', { name: `${round} keyed ${i}`, projectId: project.id }, { 'idempotency-key': key })),
-      post(app, '/v1/tasks', { name: `${round} unkeyed`, projectId: project.id })
+    // Two more under keys of their own create in a project that does not exist: refused, they create nothing.
+    const clashing = [0, 1].map(i => `${round}-refused-${i}`)
+    const clash = async (key: string) => await post(app, `/v1/projects/${(project.id as number) + 1000}/tasks`, { name: 'orphan' }, { 'idempotency-key': key })
+    const [created, refused] = await Promise.all([
+      Promise.all([
+        ...keys.map(async (key, i) => await post(app, '/v1/tasks', { name: `${round} keyed ${i}`, projectId: project.id }, { 'idempotency-key': key })),
+        post(app, '/v1/tasks', { name: `${round} unkeyed`, projectId: project.id })
+      ]),
+      Promise.all(clashing.map(clash))
     ])
     t.same(created.map(answer => answer.statusCode), [201, 201, 201, 201, 201], `${round}: all made`)
+    t.same(refused.map(answer => answer.statusCode), [404, 404])
     if (!dialect.writesOneAtATime) {
-      t.same(sent.filter(query => gatheredKeys('insert into', query)).map(query => (query.parameters[0] as unknown[]).length), [4], 'PostgreSQL: the four keys claimed by one statement')
-      t.same(sent.filter(query => gatheredKeys('update', query)).map(query => (query.parameters[0] as unknown[]).length), [4], 'and their responses stored by one')
+      t.same(sent.filter(query => gatheredKeys('insert into', query)).map(query => (query.parameters[0] as unknown[]).length), [6], 'PostgreSQL: the six keys claimed by one statement')
+      // A create's record is its answer (marked in its transaction); only the refusals' answers are stored after them.
+      t.same(sent.filter(query => gatheredKeys('update', query)).map(query => (query.parameters[0] as unknown[]).length), [2], 'and the two refusals stored by one')
+    }
+    for (const key of clashing) {
+      const replay = await clash(key)
+      t.same([replay.statusCode, replay.headers['idempotent-replayed']], [404, 'true'], `${key} replays its refusal`)
     }
     for (const [i, key] of keys.entries()) {
       const { id } = body(created[i]!)
