@@ -105,7 +105,7 @@ export function recordWrites ({ dialect, model, codec, templated, compileMatchin
             if (created === undefined) return NEEDS_TRANSACTION
             const inserted = codec.decode(resource, created)
             await outbox.add(resource, 'created', inserted)
-            if (options?.idempotency !== undefined && !await markCreated(w, options.idempotency, inserted)) {
+            if (options?.idempotency !== undefined && !await markCreated(w, templated, options.idempotency, inserted)) {
               throw new IdempotencyInProgress('a retry with this Idempotency-Key took over after this request ran too long; nothing was created here')
             }
             return inserted

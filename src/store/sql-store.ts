@@ -149,7 +149,7 @@ export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs 
   return {
     dialect: dialect.name,
     credentials: guarded(cachingApiKeys(credentialStore(writer.db), apiKeyCacheMs)),
-    idempotency: guarded(idempotencyStore(writer.db, idempotencyWrites, idempotencyBatches(dialect, templated))),
+    idempotency: guarded(idempotencyStore(writer.db, idempotencyWrites, templated, idempotencyBatches(dialect, templated))),
     webhooks: guarded(webhookStore(writer)),
     ...recordWrites({ dialect, model, codec, templated, compileMatching, errors, rowForWrite }),
     missingParents,
