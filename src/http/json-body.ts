@@ -8,6 +8,8 @@ import secureJson from 'secure-json-parse'
 import { invalid, MalformedBody } from '../errors.js'
 
 export const JSON_MEDIA_TYPE = 'application/json'
+/** JSON's Content-Type as the service sends it, and as Fastify labels the JSON it serialises itself. */
+export const JSON_CONTENT_TYPE = `${JSON_MEDIA_TYPE}; charset=utf-8`
 export const MERGE_PATCH_MEDIA_TYPE = 'application/merge-patch+json'
 
 /** Deeper than any resource schema nests; stops stack-hungry payloads before they are walked. */

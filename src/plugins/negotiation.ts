@@ -13,14 +13,14 @@ import Negotiator from 'negotiator'
 import type { FastifyInstance, FastifyReply, FastifyRequest, RequestPayload } from 'fastify'
 import fp from 'fastify-plugin'
 import { NotAcceptable, NOTHING_ACCEPTABLE } from '../errors.js'
+import { JSON_CONTENT_TYPE } from '../http/json-body.js'
 import { prefersMinimal } from '../http/prefer.js'
 import { addRouteHook } from '../http/route-hooks.js'
 import { problemResponses } from '../resources/responses.js'
 
 // With their charset, as Content-Type gives them: `Accept: application/json; charset=utf-8`, which
 // some clients send, names a parameter that a bare `application/json` would not match.
-const JSON_TYPE = 'application/json; charset=utf-8'
-const PRODUCED = [JSON_TYPE, 'application/problem+json; charset=utf-8']
+const PRODUCED = [JSON_CONTENT_TYPE, 'application/problem+json; charset=utf-8']
 const ANYTHING = new Set(['*/*', 'application/json', 'application/*'])
 
 type Responses = Record<string, unknown> | undefined
@@ -51,7 +51,7 @@ const refusedReads = new WeakMap<FastifyRequest, ReturnType<FastifyReply['getHea
 function refuseJsonRefusers (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void): void {
   const accept = request.headers.accept
   const bodiless = !isRead(request) && prefersMinimal(request)
-  if (!isUnusual(accept) || bodiless || new Negotiator({ headers: { accept } }).mediaTypes(PRODUCED).includes(JSON_TYPE)) {
+  if (!isUnusual(accept) || bodiless || new Negotiator({ headers: { accept } }).mediaTypes(PRODUCED).includes(JSON_CONTENT_TYPE)) {
     done()
     return
   }

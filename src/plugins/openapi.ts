@@ -11,6 +11,7 @@ import fp from 'fastify-plugin'
 import { securitySchemes } from '../auth/openapi-security.js'
 import { documentYamlOffThread } from '../http/document-yaml.js'
 import { documentHeaders } from '../http/document-headers.js'
+import { JSON_CONTENT_TYPE } from '../http/json-body.js'
 import { publishedDocument } from '../http/published-document.js'
 import type { Resource } from '../resources/model.js'
 import { examplePath, requestInputOf, withExampleInstance, withFittingValidationExample } from '../resources/problem-examples.js'
@@ -73,7 +74,7 @@ async function openapi (app: FastifyInstance, options: OpenApiOptions): Promise<
   // The document is complete once the app is ready, and never changes after: each form is made once (published-document.ts),
   // the YAML on a worker thread. Its JSON text is not kept beside the published bytes: the YAML, made at most once, writes it again.
   const jsonText = (): string => JSON.stringify(app.swagger())
-  const json = publishedDocument('application/json; charset=utf-8', jsonText)
+  const json = publishedDocument(JSON_CONTENT_TYPE, jsonText)
   const yaml = publishedDocument('application/x-yaml', async () => await documentYamlOffThread(jsonText()))
   app.get('/openapi.json', { schema: { hide: true } }, json)
   app.decorate('prepareDocument', json.prepare)

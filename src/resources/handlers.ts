@@ -10,7 +10,7 @@ import { bodyMembers, refuseWithAll } from '../http/attached-validation.js'
 import { describeAjvErrors, type AjvError } from '../http/ajv-issues.js'
 import { checkBeforeCreating, formatEntityTag, httpDate, notModified, recordTag, type EntityTag } from '../http/conditional.js'
 import { linkBase } from '../http/instance.js'
-import { JSON_MEDIA_TYPE } from '../http/json-body.js'
+import { JSON_CONTENT_TYPE, JSON_MEDIA_TYPE } from '../http/json-body.js'
 import { prefersMinimal } from '../http/prefer.js'
 import type { StoredRecord } from '../store/store.js'
 import type { CursorCodec } from './cursor.js'
@@ -19,6 +19,7 @@ import { readOnlyNames, schemaIds } from './derive.js'
 import { itemPath, represent } from './links.js'
 import { currentListTag, refuseInvalidQuery, sendList } from './list-handler.js'
 import { mergedValuesCheck } from './merged-check.js'
+import { recordAnswer } from './record-answers.js'
 import type { ChildLink, Model, Resource } from './model.js'
 import { refuseHiddenParents, unknownParents } from './parent-visibility.js'
 import { checkUnchanged, conditionally, load, type WriteTarget } from './preconditions.js'
@@ -158,11 +159,11 @@ export function resourceHandlers (model: Model, resource: Resource, { cursors, e
 
     async get (request, reply) {
       const record = await load({ request, resource, id: (request.params as IdParams).id })
-      const tag = recordTag(epoch, record.id, record.version)
+      const { tag, etag, lastModified, body } = recordAnswer(resource, epoch, record)
       checkUnchanged(resource, request.headers, tag, record)
-      validators(reply, record, tag)
+      reply.header('etag', etag).header('last-modified', lastModified)
       if (notModified(request.headers, tag, record.updatedAt)) return await reply.code(304).send()
-      return await reply.send(represent(resource, record))
+      return await reply.type(JSON_CONTENT_TYPE).send(body(reply))
     },
 
     async create (request, reply) {

@@ -16,6 +16,7 @@ import { refuseWithAll } from '../http/attached-validation.js'
 import { bodyTag, failsOnWeakTag, listIfMatchFailed, pageTag, tagged, type EntityTag } from '../http/conditional.js'
 import { keptBody, sendKept, type KeptBody } from '../http/content-coding.js'
 import { linkBase, searchOf } from '../http/instance.js'
+import { JSON_CONTENT_TYPE } from '../http/json-body.js'
 import type { StoredRecord } from '../store/store.js'
 import type { Condition } from './define.js'
 import type { CursorCodec } from './cursor.js'
@@ -127,7 +128,7 @@ export async function sendList (request: FastifyRequest, reply: FastifyReply, ta
   reply.headers(headers)
   if (tagged(request, reply, tag)) return await reply.code(304).send()
   // Coded here rather than by @fastify/compress, so that the coded body is kept with the page (content-coding.ts).
-  return await sendKept(request, reply.type('application/json; charset=utf-8'), page)
+  return await sendKept(request, reply.type(JSON_CONTENT_TYPE), page)
 }
 
 /** One page schema per resource: Fastify keeps what it compiles for a schema by the schema object. */

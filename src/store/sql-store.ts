@@ -111,6 +111,18 @@ export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs 
   }
 
   const decoded = (resource: Resource, row: Row | undefined): StoredRecord | undefined => row === undefined ? undefined : codec.decode(resource, row)
+  /**
+   * A turn's reads by id give every request that asked for a record the same
+   * row (id-batches.ts): decoded once, they share one record, as they do on
+   * SQLite (snapshot-memo.ts), and with it one answer (record-answers.ts).
+   */
+  const rowsDecoded = new WeakMap<Row, StoredRecord>()
+  function decodedOnce (resource: Resource, row: Row | undefined): StoredRecord | undefined {
+    if (row === undefined) return undefined
+    let record = rowsDecoded.get(row)
+    if (record === undefined) rowsDecoded.set(row, record = codec.decode(resource, row))
+    return record
+  }
 
   const isPlainObject = (value: unknown): value is object => typeof value === 'object' && value !== null && Object.getPrototypeOf(value) === Object.prototype
   /** Every method of a sub-store (and of the objects it holds: credentials.apiKeys), with connectivity failures turned into 503s like the rest. */
@@ -202,9 +214,8 @@ export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs 
           return rethrow(error)
         }
       }
-      return decoded(resource, byIds !== undefined && byIdOnly(options)
-        ? await byIds.load(resource, id).catch(rethrow)
-        : (await read<Row>(selectById(db, resource, id, options)))[0])
+      if (byIds !== undefined && byIdOnly(options)) return decodedOnce(resource, await byIds.load(resource, id).catch(rethrow))
+      return decoded(resource, (await read<Row>(selectById(db, resource, id, options)))[0])
     }
   }
 }

@@ -5,10 +5,16 @@
  * 404), a caller's narrowed view is never mixed into another's read, and a
  * change is seen by the next read, in the same turn too. The batching
  * itself, without a database: idBatches with a recording reader; the
- * snapshot's memo with a counter for its snapshots.
+ * snapshot's memo with a counter for its snapshots. The requests that share
+ * a record share its answer too (record-answers.ts), each still answered as
+ * it asked (GET, HEAD, 304).
  */
 import { setImmediate as nextTurn } from 'node:timers/promises'
 import t from 'tap'
+import type { FastifyReply } from 'fastify'
+import { resources } from '../../schemas/index.js'
+import { buildModel } from '../../src/resources/model.js'
+import { recordAnswer } from '../../src/resources/record-answers.js'
 import { idBatches } from '../../src/store/id-batches.js'
 import { snapshotMemo } from '../../src/store/snapshot-memo.js'
 import { bearer, body, buildTestApp, createProject, post, type Json } from '../helper.js'
@@ -68,6 +74,57 @@ t.test('a record read, then written, is read anew once the write is acknowledged
   t.equal(sent.filter(query => query.sql.includes('from "projects"')).length, 1, 'read together, one read answers both')
   await store.update(projects, project.id, current => ({ ...current.values, name: 'after' }))
   t.equal((await store.get(projects, project.id))?.values.name, 'after', 'the read after the acknowledged write sees it')
+})
+
+t.test('GETs, HEADs and revalidations of one record arriving together share its answer, each as its request asks', async t => {
+  const app = await buildTestApp(t)
+  const project = await createProject(app, { name: 'shared answer', budget: 5 })
+  const url = `/v1/projects/${project.id as number}`
+  const etag = (await app.inject({ method: 'GET', url })).headers.etag as string
+  const [got, head, revalidated, stale, again] = await Promise.all([
+    app.inject({ method: 'GET', url }),
+    app.inject({ method: 'HEAD', url }),
+    app.inject({ method: 'GET', url, headers: { 'if-none-match': etag } }),
+    app.inject({ method: 'GET', url, headers: { 'if-none-match': '"other"' } }),
+    app.inject({ method: 'GET', url })
+  ])
+  t.same([got, head, revalidated, stale, again].map(answer => answer.statusCode), [200, 200, 304, 200, 200])
+  t.same(body(got), project, 'the record as created')
+  t.equal(again.body, got.body)
+  t.equal(stale.body, got.body)
+  t.equal(head.body, '', 'HEAD: no body')
+  t.equal(revalidated.body, '', '304: no body')
+  for (const answer of [got, head, revalidated, stale, again]) {
+    t.equal(answer.headers.etag, etag)
+    t.equal(answer.headers['last-modified'], got.headers['last-modified'])
+    t.equal(answer.headers['cache-control'], 'private, no-cache')
+  }
+  for (const answer of [got, head, stale, again]) {
+    t.equal(answer.headers['content-type'], 'application/json; charset=utf-8')
+    t.equal(answer.headers['content-length'], String(Buffer.byteLength(got.body)))
+  }
+  const edited = await app.inject({ method: 'PATCH', url, payload: { budget: 6 } })
+  const after = await app.inject({ method: 'GET', url })
+  t.equal(after.headers.etag, edited.headers.etag, 'after a write, the new version\'s answer')
+  t.equal(body(after).budget, 6)
+})
+
+t.test('recordAnswer: one answer a record object, its body serialised once, by the route\'s serializer', async t => {
+  const projects = buildModel(resources).get('projects')!
+  const record = { id: 7, version: 3, createdAt: '2026-01-02T03:04:05.006Z', updatedAt: '2026-02-03T04:05:06.007Z', values: { name: 'p', active: true, tags: [] } }
+  const serialised: unknown[][] = []
+  const reply = { serializeInput: (...args: unknown[]) => { serialised.push(args); return 'the body' } } as unknown as FastifyReply
+  const answer = recordAnswer(projects, 'epoch', record)
+  t.equal(recordAnswer(projects, 'epoch', record), answer, 'the same record: the same answer')
+  t.same(answer.tag, { weak: false, opaque: 'epoch.7.3' })
+  t.equal(answer.etag, '"epoch.7.3"')
+  t.equal(answer.lastModified, 'Tue, 03 Feb 2026 04:05:06 GMT')
+  t.equal(serialised.length, 0, 'no body is made until one is sent')
+  t.equal(answer.body(reply), 'the body')
+  t.equal(answer.body(reply), 'the body')
+  t.equal(serialised.length, 1, 'serialised once')
+  t.same(serialised[0], [{ id: 7, name: 'p', active: true, tags: [], links: { self: '/v1/projects/7', tasks: '/v1/projects/7/tasks' }, createdAt: record.createdAt, updatedAt: record.updatedAt }, '200', 'application/json'])
+  t.not(recordAnswer(projects, 'epoch', { ...record, version: 4 }), answer, 'another record object (another read): an answer of its own')
 })
 
 t.test('a caller who sees only their own records is not answered from another caller\'s read', async t => {
