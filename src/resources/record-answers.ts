@@ -4,8 +4,8 @@
  * of one turn that read the same record are given the same object
  * (snapshot-memo.ts on SQLite, id-batches.ts on PostgreSQL), so under load
  * the 25-odd GETs a turn serves of a popular record build its
- * representation, its links and its JSON once between them: 0.95 of a GET
- * one's CPU 0.92 of what it was (bench:ab, 10 pairs 0.86–0.99).
+ * representation, its links and its JSON once between them: a GET one's CPU
+ * fell to 0.92 of what it was (bench:ab, 10 pairs 0.86–0.99).
  *
  * Held for the turn only, as the records are shared for a turn only: a
  * WeakMap by record instead made a read of a record nobody else asked for
