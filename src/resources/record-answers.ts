@@ -7,16 +7,14 @@
  * representation, its links and its JSON once between them: a GET one's CPU
  * fell to 0.92 of what it was (bench:ab, 10 pairs 0.86–0.99).
  *
- * Held for the turn only, as the records are shared for a turn only: a
- * WeakMap by record instead made a read of a record nobody else asked for
- * (bench:ab, GET a random task) cost 1.22 times its CPU, every answer an
- * entry the collector had to weigh against its key's life.
+ * Held for the turn only (turn-memo.ts), as the records are shared for a
+ * turn only.
  */
 import type { FastifyReply } from 'fastify'
 import { formatEntityTag, httpDate, recordTag, type EntityTag } from '../http/conditional.js'
 import { JSON_MEDIA_TYPE } from '../http/json-body.js'
 import type { StoredRecord } from '../store/store.js'
-import { beforeTurnEnds } from '../turn-end.js'
+import { turnMemo } from '../turn-memo.js'
 import { represent } from './links.js'
 import type { Resource } from './model.js'
 
@@ -29,23 +27,18 @@ export interface RecordAnswer {
   body (reply: FastifyReply): string
 }
 
-let answers = new Map<StoredRecord, RecordAnswer>()
-const forgetAnswers = (): void => { answers = new Map() }
+const answers = turnMemo<StoredRecord, RecordAnswer>()
 
 /** The answer for `record` of `resource`, whose records' ETags begin with `epoch`. */
 export function recordAnswer (resource: Resource, epoch: string, record: StoredRecord): RecordAnswer {
-  let answer = answers.get(record)
-  if (answer === undefined) {
+  return answers(record, () => {
     const tag = recordTag(epoch, record.id, record.version)
     let body: string | undefined
-    answer = {
+    return {
       tag,
       etag: formatEntityTag(tag),
       lastModified: httpDate(record.updatedAt),
       body: reply => (body ??= reply.serializeInput(represent(resource, record), '200', JSON_MEDIA_TYPE) as string)
     }
-    if (answers.size === 0) beforeTurnEnds(forgetAnswers)
-    answers.set(record, answer)
-  }
-  return answer
+  })
 }

@@ -22,6 +22,7 @@ import { reads } from './reads.js'
 import { recordWrites } from './record-writes.js'
 import { rowCodec, type Row } from './row-codec.js'
 import { snapshotMemo } from './snapshot-memo.js'
+import { turnMemo } from '../turn-memo.js'
 import { migrateSchema } from './schema-migration.js'
 import { stampedCache } from './stamped-cache.js'
 import type { CountedPage, ListQuery, MigrationReport, Store, StoredRecord, WriteOptions } from './store.js'
@@ -116,13 +117,9 @@ export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs 
    * row (id-batches.ts): decoded once, they share one record, as they do on
    * SQLite (snapshot-memo.ts), and with it one answer (record-answers.ts).
    */
-  const rowsDecoded = new WeakMap<Row, StoredRecord>()
-  function decodedOnce (resource: Resource, row: Row | undefined): StoredRecord | undefined {
-    if (row === undefined) return undefined
-    let record = rowsDecoded.get(row)
-    if (record === undefined) rowsDecoded.set(row, record = codec.decode(resource, row))
-    return record
-  }
+  const rowsDecoded = turnMemo<Row, StoredRecord>()
+  const decodedOnce = (resource: Resource, row: Row | undefined): StoredRecord | undefined =>
+    row === undefined ? undefined : rowsDecoded(row, () => codec.decode(resource, row))
 
   const isPlainObject = (value: unknown): value is object => typeof value === 'object' && value !== null && Object.getPrototypeOf(value) === Object.prototype
   /** Every method of a sub-store (and of the objects it holds: credentials.apiKeys), with connectivity failures turned into 503s like the rest. */
