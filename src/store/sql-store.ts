@@ -6,6 +6,7 @@
 import { randomBytes } from 'node:crypto'
 import { sql, type Compilable, type Kysely, type CompiledQuery } from 'kysely'
 import type { Model, Resource } from '../resources/model.js'
+import { turnMemo } from '../turn-memo.js'
 import { cachingApiKeys } from './api-key-cache.js'
 import { conditionSql, type Where } from './conditions.js'
 import { counting } from './counting.js'
@@ -22,7 +23,6 @@ import { reads } from './reads.js'
 import { recordWrites } from './record-writes.js'
 import { rowCodec, type Row } from './row-codec.js'
 import { snapshotMemo } from './snapshot-memo.js'
-import { turnMemo } from '../turn-memo.js'
 import { migrateSchema } from './schema-migration.js'
 import { stampedCache } from './stamped-cache.js'
 import type { CountedPage, ListQuery, MigrationReport, Store, StoredRecord, WriteOptions } from './store.js'
@@ -203,7 +203,6 @@ export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs 
     },
 
     async get (resource: Resource, id: number, options?: WriteOptions): Promise<StoredRecord | undefined> {
-      // Each request its own error: a 503 made from the batch's failure is answered by every request that waited.
       if (recordsOfTheSnapshot !== undefined) {
         try {
           return recordsOfTheSnapshot.read(recordKey(resource, id, options), () => decoded(resource, readAtOnce!<Row>(selectById(db, resource, id, options))[0]))
@@ -211,6 +210,7 @@ export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs 
           return rethrow(error)
         }
       }
+      // Each request its own error: a 503 made from the batch's failure is answered by every request that waited.
       if (byIds !== undefined && byIdOnly(options)) return decodedOnce(resource, await byIds.load(resource, id).catch(rethrow))
       return decoded(resource, (await read<Row>(selectById(db, resource, id, options)))[0])
     }
