@@ -1,9 +1,9 @@
 /**
  * On PostgreSQL, where every statement is a round trip, the Idempotency-Key
  * claims of one turn of the event loop are one statement, and so are the
- * responses it stores (write-batches.ts says when, and what happens when one
- * fails): each column's values for all the keys as one array parameter,
- * unnested, one statement text each, prepared once.
+ * refusals' answers it stores (write-batches.ts says when, and what happens
+ * when one fails): each column's values for all the keys as one array
+ * parameter, unnested, one statement text each, prepared once.
  *
  * - Claims: `insert … select … from unnest(…) on conflict do nothing
  *   returning subject, key`: a key returned is claimed; one already there is

@@ -91,13 +91,13 @@ type ClaimTimes = Parameters<IdempotencyStore['claim']>[3]
 export type WriteRunner = <T>(job: (executor: Kysely<Database>) => Promise<T>) => Promise<T>
 
 /**
- * `write` runs the claims, stored responses and releases. On SQLite that is
+ * `write` runs the claims, stored refusals and releases. On SQLite that is
  * the writer's group commit, so that they share a commit, and its fsync,
  * with the turn's other writes, each settling once on disk: committing
  * alone, each paid an fsync of its own, and 50 clients POSTing with a new
  * key each got a tenth of the creates a second they got without one. On
- * PostgreSQL, `batches` makes a turn's new claims one statement, and its
- * stored responses another (idempotency-batches.ts).
+ * PostgreSQL, `batches` makes a turn's new claims one statement, and the
+ * refusals it stores another (idempotency-batches.ts).
  */
 export function idempotencyStore (db: Kysely<Database>, write: WriteRunner, templated: QueryTemplates, batches?: IdempotencyBatches): IdempotencyStore {
   const find = (executor: Kysely<Database>, subject: string, key: string) =>
