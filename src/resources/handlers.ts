@@ -8,7 +8,7 @@ import type { FastifyReply, FastifyRequest, RouteHandlerMethod } from 'fastify'
 import { invalid } from '../errors.js'
 import { bodyMembers, refuseWithAll } from '../http/attached-validation.js'
 import { describeAjvErrors, type AjvError } from '../http/ajv-issues.js'
-import { checkBeforeCreating, formatEntityTag, httpDate, notModified, recordTag, type EntityTag } from '../http/conditional.js'
+import { checkBeforeCreating, notModified } from '../http/conditional.js'
 import { linkBase } from '../http/instance.js'
 import { JSON_CONTENT_TYPE, JSON_MEDIA_TYPE } from '../http/json-body.js'
 import { prefersMinimal } from '../http/prefer.js'
@@ -22,7 +22,7 @@ import { mergedValuesCheck } from './merged-check.js'
 import type { ChildLink, Model, Resource } from './model.js'
 import { refuseHiddenParents, unknownParents } from './parent-visibility.js'
 import { checkUnchanged, conditionally, load, type WriteTarget } from './preconditions.js'
-import { recordAnswer } from './record-answers.js'
+import { recordAnswer, type RecordAnswer } from './record-answers.js'
 import { stamped, visibility } from './visibility.js'
 import { mergesObjects, patchedValues, pathParentIssues, readOnlyChanges, replacedValues, writableValues, type PathParent } from './writes.js'
 
@@ -64,14 +64,12 @@ export function resourceHandlers (model: Model, resource: Resource, { cursors, e
   /** A record's writable values, as a create gives them all. */
   const storedValues = Type.Ref(schemaIds(resource).create)
 
-  /** ETag (the record's `tag`) and Last-Modified of a record: what conditional requests compare with. */
-  function validators (reply: FastifyReply, record: StoredRecord, tag: EntityTag): FastifyReply {
-    return reply.header('etag', formatEntityTag(tag)).header('last-modified', httpDate(record.updatedAt))
-  }
+  /** ETag and Last-Modified of a record's answer: what conditional requests compare with. */
+  const validators = (reply: FastifyReply, { etag, lastModified }: RecordAnswer): FastifyReply => reply.header('etag', etag).header('last-modified', lastModified)
 
   /** 200 with the representation, or 204 (201 for creates) when the client prefers it minimal. */
   async function sendWritten (request: FastifyRequest, reply: FastifyReply, target: Resource, record: StoredRecord): Promise<unknown> {
-    validators(reply, record, recordTag(epochOf(target), record.id, record.version))
+    validators(reply, recordAnswer(target, epochOf(target), record))
     if (!prefersMinimal(request)) return await reply.send(represent(target, record))
     reply.header('preference-applied', 'return=minimal')
     return await (reply.statusCode === 201 ? reply : reply.code(204)).send()
@@ -159,11 +157,11 @@ export function resourceHandlers (model: Model, resource: Resource, { cursors, e
 
     async get (request, reply) {
       const record = await load({ request, resource, id: (request.params as IdParams).id })
-      const { tag, etag, lastModified, body } = recordAnswer(resource, epoch, record)
-      checkUnchanged(resource, request.headers, tag, record)
-      reply.header('etag', etag).header('last-modified', lastModified)
-      if (notModified(request.headers, tag, record.updatedAt)) return await reply.code(304).send()
-      return await reply.type(JSON_CONTENT_TYPE).send(body(reply))
+      const answer = recordAnswer(resource, epoch, record)
+      checkUnchanged(resource, request.headers, answer.tag, record)
+      validators(reply, answer)
+      if (notModified(request.headers, answer.tag, record.updatedAt)) return await reply.code(304).send()
+      return await reply.type(JSON_CONTENT_TYPE).send(answer.body(reply))
     },
 
     async create (request, reply) {
