@@ -8,10 +8,11 @@
  */
 import { beforeTurnEnds } from './turn-end.js'
 
-/** `make(key)`'s value, made at most once for `key` in this turn (`undefined` counts as not made). */
-export type TurnMemo<K, V> = (key: K, make: (key: K) => V) => V
+/** `make(key)`'s value, made at most once for `key` while the memo holds it; a failure is not kept. */
+export type Memo<K, V> = (key: K, make: (key: K) => V) => V
 
-export function turnMemo<K, V> (): TurnMemo<K, V> {
+/** A memo held for this turn (`undefined` counts as not made). */
+export function turnMemo<K, V> (): Memo<K, V> {
   let values = new Map<K, V>()
   const forget = (): void => { values = new Map() }
   return (key, make) => {

@@ -12,27 +12,22 @@
  * cached 1.2 times as costly (bench:ab, GET a random task), its entries
  * outliving the young generation and the collector paying for each.
  */
-export interface SnapshotMemo<T> {
-  /** `compute`'s answer for `key`, computed at most once in the current snapshot; a failure is not kept. */
-  read (key: string, compute: () => T): T
-}
+import type { Memo } from '../turn-memo.js'
 
-/** `current` names the snapshot the next read joins, joining it. */
-export function snapshotMemo<T> (current: () => number): SnapshotMemo<T> {
+/** A memo held for the read snapshot `current` names, joining it (an `undefined` answer is kept too: a record not found). */
+export function snapshotMemo<T> (current: () => number): Memo<string, T> {
   let snapshot: number | undefined
   let answers = new Map<string, T>()
-  return {
-    read (key, compute) {
-      const now = current()
-      if (now !== snapshot) {
-        snapshot = now
-        answers = new Map()
-      } else if (answers.has(key)) {
-        return answers.get(key) as T
-      }
-      const answer = compute()
-      answers.set(key, answer)
-      return answer
+  return (key, make) => {
+    const now = current()
+    if (now !== snapshot) {
+      snapshot = now
+      answers = new Map()
+    } else if (answers.has(key)) {
+      return answers.get(key) as T
     }
+    const answer = make(key)
+    answers.set(key, answer)
+    return answer
   }
 }

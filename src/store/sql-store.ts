@@ -205,7 +205,7 @@ export function createSqlStore (dialect: Dialect, model: Model, { apiKeyCacheMs 
     async get (resource: Resource, id: number, options?: WriteOptions): Promise<StoredRecord | undefined> {
       if (recordsOfTheSnapshot !== undefined) {
         try {
-          return recordsOfTheSnapshot.read(recordKey(resource, id, options), () => decoded(resource, readAtOnce!<Row>(selectById(db, resource, id, options))[0]))
+          return recordsOfTheSnapshot(recordKey(resource, id, options), () => decoded(resource, readAtOnce!<Row>(selectById(db, resource, id, options))[0]))
         } catch (error) {
           return rethrow(error)
         }

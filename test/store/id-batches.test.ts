@@ -178,10 +178,10 @@ t.test('snapshotMemo: one answer a key within a snapshot, none kept into the nex
   let snapshot = 1
   let computed = 0
   const memo = snapshotMemo<string>(() => snapshot)
-  const answer = (key: string): string => memo.read(key, () => `${key} ${++computed}`)
+  const answer = (key: string): string => memo(key, () => `${key} ${++computed}`)
   t.same([answer('a'), answer('b'), answer('a')], ['a 1', 'b 2', 'a 1'], 'a key asked twice in a snapshot is computed once')
   snapshot = 2
   t.equal(answer('a'), 'a 3', 'a new snapshot computes again')
-  t.throws(() => memo.read('c', () => { throw new Error('the database is away') }), /away/)
+  t.throws(() => memo('c', () => { throw new Error('the database is away') }), /away/)
   t.equal(answer('c'), 'c 4', 'a failure is not kept')
 })
