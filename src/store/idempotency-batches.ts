@@ -9,8 +9,8 @@
  *   returning subject, key`: a key returned is claimed; one already there is
  *   not, and its claim goes on as a claim alone would (idempotency.ts).
  *   No key is claimed twice in one statement.
- * - Responses: `update … set response = … from unnest(subjects, keys,
- *   responses)`, each of a key this process holds.
+ * - Refusals' answers: `update … set response = … from unnest(subjects,
+ *   keys, responses)`, each of a key this process holds.
  */
 import { sql, type Kysely } from 'kysely'
 import type { Database, Dialect } from './dialect.js'
@@ -27,7 +27,7 @@ export interface IdempotencyBatches {
    * `alone` claims it by itself.
    */
   claim (values: readonly unknown[], alone: () => Promise<boolean>): Promise<boolean>
-  /** Stores a response (`[subject, key, response]`) with the turn's others. */
+  /** Stores a refusal's answer (`[subject, key, response]`) with the turn's others: a create's record is its own answer. */
   complete (values: readonly unknown[], alone: () => Promise<void>): Promise<void>
 }
 
@@ -44,7 +44,7 @@ export function idempotencyBatches (dialect: Dialect, templated: QueryTemplates)
   const db: Kysely<Database> = dialect.db
   const { undone } = manyRows
   const { of: ofRows, from: unnested } = unnestedRows(manyRows.array, ROWS)
-  // Two claims (or responses) of one key never share a statement: both would be answered by its one row.
+  // Two claims (or stored answers) of one key never share a statement: both would be answered by its one row.
   const keyOf = ([subject, key]: readonly unknown[]): string => `${String(subject)}\n${String(key)}`
 
   const claims = writeBatches<'claims', boolean>({
