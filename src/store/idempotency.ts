@@ -111,7 +111,7 @@ export function idempotencyStore (db: Kysely<Database>, write: WriteRunner, temp
       ([subject, key, fingerprint, createdAt, expiresAt]) => w.insertInto(IDEMPOTENCY_TABLE)
         .values({ subject, key, fingerprint, response: null, committed: null, createdAt, expiresAt })
         .onConflict(conflict => conflict.columns(['subject', 'key']).doNothing())))) > 0
-    const inserted = batches === undefined ? await insertAlone() : await batches.claim([subject, key, fingerprint, claimedAt, expiresAt.toISOString()], insertAlone)
+    const inserted = batches === undefined ? await insertAlone() : await batches.claim([subject, key, fingerprint, claimedAt, expiresAt.toISOString()])
     // A new key (the usual case) is claimed by that one statement.
     if (inserted) return { claimed: true, held: { subject, key, claimedAt } }
     const row = await find(w, subject, key)

@@ -10,13 +10,17 @@
  * answers are checked and no statement gathers writes.
  */
 import t, { type Test } from 'tap'
-import type { CompiledQuery } from 'kysely'
+import { sql, type CompiledQuery } from 'kysely'
 import { assertProblem, bearer, body, buildTestApp, createProject, ON_POSTGRES, post } from '../helper.js'
 import { otherConnection, type OtherConnection } from '../support/other-connection.js'
 import { recordingStore } from '../support/recording-store.js'
 import { addActiveSubscription } from '../support/subscriptions.js'
 import type { Dialect } from '../../src/store/dialect.js'
 import { EVENTS_TABLE } from '../../src/store/webhook-tables.js'
+import { buildModel } from '../../src/resources/model.js'
+import { resources } from '../../schemas/index.js'
+
+const projects = buildModel(resources).get('projects')!
 
 /** The statement that makes many creates at once, and a create alone. */
 const gathered = (sql: string): boolean => sql.startsWith('insert into') && sql.includes('unnest(')
@@ -335,8 +339,12 @@ t.test('with a subscription active, an owner\'s writes narrowed to their own rec
   t.equal(await other.count(EVENTS_TABLE, 'type = \'notes.created\''), 2, 'two of the creates')
 })
 
-/** A statement on the idempotency records that gathers many keys: their claims (insert) or their stored responses (update). */
-const gatheredKeys = (verb: 'insert into' | 'update', query: CompiledQuery): boolean => query.sql.startsWith(`${verb} "resourcery_idempotency"`) && query.sql.includes('unnest(')
+/** A statement on the idempotency records that gathers many keys: their claims, or their stored refusals. */
+const gatheredKeys = (what: 'claims' | 'refusals', query: CompiledQuery): boolean => query.sql.includes('unnest(') &&
+  query.sql.includes(what === 'claims' ? 'insert into "resourcery_idempotency"' : 'update "resourcery_idempotency"')
+/** How many keys each gathered statement of `what` was for. */
+const keysPerStatement = (what: Parameters<typeof gatheredKeys>[0], sent: readonly CompiledQuery[]): number[] =>
+  sent.filter(query => gatheredKeys(what, query)).map(query => (query.parameters[0] as unknown[]).length)
 
 t.test('creates under Idempotency-Keys arriving together each mark their own key, with or without a subscription', async t => {
   const { app, other, sent, dialect } = await recordedApp(t)
@@ -358,9 +366,10 @@ t.test('creates under Idempotency-Keys arriving together each mark their own key
     t.same(created.map(answer => answer.statusCode), [201, 201, 201, 201, 201], `${round}: all made`)
     t.same(refused.map(answer => answer.statusCode), [404, 404])
     if (!dialect.writesOneAtATime) {
-      t.same(sent.filter(query => gatheredKeys('insert into', query)).map(query => (query.parameters[0] as unknown[]).length), [6], 'PostgreSQL: the six keys claimed by one statement')
+      t.same(keysPerStatement('claims', sent), [6], 'PostgreSQL: the six keys claimed by one statement')
+      t.match(sent.find(query => gatheredKeys('claims', query))?.sql, /set_config\('synchronous_commit', 'off', true\)/, 'which commits without waiting for its flush: the creates\' flush takes it')
       // A create's record is its answer (marked in its transaction); only the refusals' answers are stored after them.
-      t.same(sent.filter(query => gatheredKeys('update', query)).map(query => (query.parameters[0] as unknown[]).length), [2], 'and the two refusals stored by one')
+      t.same(keysPerStatement('refusals', sent), [2], 'and the two refusals stored by one')
     }
     for (const key of clashing) {
       const replay = await clash(key)
@@ -375,4 +384,33 @@ t.test('creates under Idempotency-Keys arriving together each mark their own key
     t.equal(await other.count('tasks', `name like '${round} %'`), 5, `${round}: each made once`)
   }
   t.equal(await other.count(EVENTS_TABLE, 'type = \'tasks.created\''), 5, 'the subscribed round\'s five events')
+  if (!dialect.writesOneAtATime) {
+    // The claims' setting was their own transactions': every connection of the pool still waits for the flush of what it commits.
+    const settings = await Promise.all([1, 2, 3, 4].map(async () => (await sql<{ setting: string }>`select current_setting('synchronous_commit') as setting, pg_sleep(0.05)`.execute(dialect.db)).rows[0]?.setting))
+    t.same(settings, ['on', 'on', 'on', 'on'], 'PostgreSQL: synchronous_commit is on again on the pool\'s connections')
+  }
+})
+
+t.test('of keyed creates sharing a transaction, one whose key a retry took over creates nothing, and the others commit, each marked', async t => {
+  const { app, other } = await recordedApp(t)
+  const minutes = (n: number): Date => new Date(Date.now() + n * 60_000)
+  const claim = async (key: string, now: Date) => await app.store.idempotency.claim('marker', key, 'fingerprint', { now, expiresAt: minutes(60), staleBefore: new Date(now.getTime() - 5 * 60_000) })
+  const held = []
+  for (const [key, now] of [['kept-1', minutes(0)], ['lost', minutes(-10)], ['kept-2', minutes(0)]] as const) {
+    const made = await claim(key, now)
+    if (!made.claimed) throw new Error(`${key} was already claimed`)
+    held.push(made.held)
+  }
+  // A retry of the slow one, past the stale limit, takes its key over.
+  t.equal((await claim('lost', minutes(0))).claimed, true, 'the retry holds the key now')
+  const outcomes = await Promise.allSettled(held.map(async (key, i) =>
+    await app.store.insert(projects, { name: `marked ${i}`, active: true, tags: [], description: undefined, budget: undefined }, { idempotency: key })))
+  t.same(outcomes.map(outcome => outcome.status), ['fulfilled', 'rejected', 'fulfilled'])
+  t.match((outcomes[1] as PromiseRejectedResult).reason, { code: 'RSY_ERR_IDEMPOTENCY_IN_PROGRESS' }, 'the one that lost its key is refused')
+  t.equal(await other.count('projects', 'name like \'marked %\''), 2, 'it created nothing; the others did')
+  for (const i of [0, 2]) {
+    const { id } = (outcomes[i] as PromiseFulfilledResult<{ id: number }>).value
+    t.equal(await other.count('resourcery_idempotency', `key = 'kept-${i / 2 + 1}' and committed like '{"id":${id},%'`), 1, `kept-${i / 2 + 1} is marked with its own record`)
+  }
+  t.equal(await other.count('resourcery_idempotency', 'key = \'lost\' and committed is null'), 1, 'the retry\'s claim is left unmarked')
 })
