@@ -103,15 +103,18 @@ export function idempotencyStore (db: Kysely<Database>, write: WriteRunner, temp
   const find = (executor: Kysely<Database>, subject: string, key: string) =>
     executor.selectFrom(IDEMPOTENCY_TABLE).selectAll().where('subject', '=', subject).where('key', '=', key).executeTakeFirst()
 
+  /** Records a new key (`[subject, key, fingerprint, createdAt, expiresAt]`) on `w`, unless it is there: whether it did. */
+  const insertClaim = async (w: Kysely<Database>, values: readonly unknown[]): Promise<boolean> => changed(await w.executeQuery(templated('claim idempotency key', values,
+    ([subject, key, fingerprint, createdAt, expiresAt]) => w.insertInto(IDEMPOTENCY_TABLE)
+      .values({ subject, key, fingerprint, response: null, committed: null, createdAt, expiresAt })
+      .onConflict(conflict => conflict.columns(['subject', 'key']).doNothing())))) > 0
+
   async function claimOn (w: Kysely<Database>, subject: string, key: string, fingerprint: string, times: ClaimTimes): Promise<Claim> {
     const { now, expiresAt, staleBefore } = times
     const again = async (): Promise<Claim> => await claimOn(w, subject, key, fingerprint, times)
     const claimedAt = now.toISOString()
-    const insertAlone = async (): Promise<boolean> => changed(await w.executeQuery(templated('claim idempotency key', [subject, key, fingerprint, claimedAt, expiresAt.toISOString()],
-      ([subject, key, fingerprint, createdAt, expiresAt]) => w.insertInto(IDEMPOTENCY_TABLE)
-        .values({ subject, key, fingerprint, response: null, committed: null, createdAt, expiresAt })
-        .onConflict(conflict => conflict.columns(['subject', 'key']).doNothing())))) > 0
-    const inserted = batches === undefined ? await insertAlone() : await batches.claim([subject, key, fingerprint, claimedAt, expiresAt.toISOString()])
+    const values = [subject, key, fingerprint, claimedAt, expiresAt.toISOString()]
+    const inserted = batches === undefined ? await insertClaim(w, values) : await batches.claim(values)
     // A new key (the usual case) is claimed by that one statement.
     if (inserted) return { claimed: true, held: { subject, key, claimedAt } }
     const row = await find(w, subject, key)

@@ -408,9 +408,9 @@ t.test('of keyed creates sharing a transaction, one whose key a retry took over 
   t.same(outcomes.map(outcome => outcome.status), ['fulfilled', 'rejected', 'fulfilled'])
   t.match((outcomes[1] as PromiseRejectedResult).reason, { code: 'RSY_ERR_IDEMPOTENCY_IN_PROGRESS' }, 'the one that lost its key is refused')
   t.equal(await other.count('projects', 'name like \'marked %\''), 2, 'it created nothing; the others did')
-  for (const i of [0, 2]) {
+  for (const [i, key] of [[0, 'kept-1'], [2, 'kept-2']] as const) {
     const { id } = (outcomes[i] as PromiseFulfilledResult<{ id: number }>).value
-    t.equal(await other.count('resourcery_idempotency', `key = 'kept-${i / 2 + 1}' and committed like '{"id":${id},%'`), 1, `kept-${i / 2 + 1} is marked with its own record`)
+    t.equal(await other.count('resourcery_idempotency', `key = '${key}' and committed like '{"id":${id},%'`), 1, `${key} is marked with its own record`)
   }
   t.equal(await other.count('resourcery_idempotency', 'key = \'lost\' and committed is null'), 1, 'the retry\'s claim is left unmarked')
 })
