@@ -1,6 +1,6 @@
 // What the bench's budget lines say of a run's figures: growth is read from the pairs measured in the same turns.
 import t from 'tap'
-import { budgetVerdicts, formatVerdict } from '../../bench/budget.js'
+import { budgetVerdicts, formatVerdict, latencyPremiseLine } from '../../bench/budget.js'
 import type { Figures } from '../../bench/measure.js'
 
 const figures = (ratio: number, rps: number, rssMb = 120): Figures =>
@@ -32,4 +32,9 @@ t.test('RSS is judged to a tenth of a megabyte, and shown so: 150.4 MB is over a
   const verdicts = budgetVerdicts({ 'GET one task (JWT) [100k]': figures(0.45, 9000) }).map(formatVerdict)
   t.ok(verdicts.some(text => /GET one task \(JWT\): ratio\s+0\.450\s+>= 0\.5\s+NOT MET$/.test(text)), verdicts.join('\n'))
   t.ok(verdicts.some(text => /p99 at 50 connections \(ms\)\s+4\s+<= 5\s+met$/.test(text)), verdicts.join('\n'))
+})
+
+t.test('a missed p99 is shown beside the bare hello\'s own p99 of the same run', async t => {
+  t.equal(latencyPremiseLine({ ...figures(1, 33000), p99: 15 }), 'budget premise: the bare hello\'s own p99 here is 15 ms; GET one\'s p99 budget is 5 ms')
+  t.equal(latencyPremiseLine(undefined), undefined, 'a run without the hello has none')
 })
