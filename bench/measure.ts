@@ -9,6 +9,7 @@ import { randomUUID } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import autocannon from 'autocannon'
+import { hostTicksFrom, NO_TICKS, plus, share, type HostTicks } from './host-cpu.js'
 
 export const quick = process.argv.includes('--quick')
 export const DURATION = quick ? 3 : 10
@@ -99,6 +100,15 @@ export interface Figures {
    * costs it more than the hello's 5: 24 against 18 µs a response in one run.
    */
   generatorBusy: number
+  /**
+   * Share of the time the server's core sat idle. With the server under 100 %
+   * busy, idle says it was waiting for requests: for the generator, or for
+   * the wake-ups that carry them between the cores (under a hypervisor, each
+   * wake of a sleeping virtual CPU is an exit to the host).
+   */
+  coreIdle: number
+  /** Share of the machine's CPU time the hypervisor gave to other guests: the server denied its core, not waiting. */
+  steal: number
   /** Server CPU per answer, in µs: what a request costs whoever is the bottleneck. */
   cpuUs: number
   /**
@@ -138,7 +148,7 @@ function load (server: Server, workload: Workload, duration: number): ReturnType
 }
 
 /** One stretch of load: its raw totals, so that the stretches of a run add up. */
-export interface Slice { requests: number, seconds: number, cpu: number, kernelCpu: number, generatorCpu: number, p50: number, p99: number, rssMb: number, errors: number }
+export interface Slice { requests: number, seconds: number, cpu: number, kernelCpu: number, generatorCpu: number, host: HostTicks, p50: number, p99: number, rssMb: number, errors: number }
 
 /** CPU seconds this process, the load generator, has used so far. */
 function generatorSeconds (): number {
@@ -152,15 +162,17 @@ export async function slice (server: Server, workload: Workload, duration: numbe
   const sampler = setInterval(() => { peak = Math.max(peak, rssMb(pid)) }, 250)
   const cpuBefore = cpuSeconds(pid)
   const generatorBefore = generatorSeconds()
+  const hostTicks = hostTicksFrom(pinned)
   const started = process.hrtime.bigint()
   const result = await load(server, workload, duration)
   const seconds = Number(process.hrtime.bigint() - started) / 1e9
   const generatorCpu = generatorSeconds() - generatorBefore
+  const host = hostTicks()
   const cpuAfter = cpuSeconds(pid)
   clearInterval(sampler)
   // Every answer must have the expected status; anything else is counted as an error.
   const wrong = Object.entries(result.statusCodeStats ?? {}).filter(([code]) => Number(code) !== (workload.expect ?? 200)).reduce((n, [, stats]) => n + (stats.count ?? 0), 0)
-  return { requests: result.requests.total, seconds, cpu: cpuAfter.total - cpuBefore.total, kernelCpu: cpuAfter.kernel - cpuBefore.kernel, generatorCpu, p50: result.latency.p50, p99: result.latency.p99, rssMb: tenths(peak), errors: result.errors + result.timeouts + wrong }
+  return { requests: result.requests.total, seconds, cpu: cpuAfter.total - cpuBefore.total, kernelCpu: cpuAfter.kernel - cpuBefore.kernel, generatorCpu, host, p50: result.latency.p50, p99: result.latency.p99, rssMb: tenths(peak), errors: result.errors + result.timeouts + wrong }
 }
 
 /** To a tenth: RSS is judged against its budget unrounded, so 150.4 MB is over 150, not "150". */
@@ -176,6 +188,7 @@ export function summed (slices: readonly Slice[]): Omit<Figures, 'ratio' | 'base
   const cpu = slices.reduce((n, part) => n + part.cpu, 0)
   const kernelCpu = slices.reduce((n, part) => n + part.kernelCpu, 0)
   const generatorCpu = slices.reduce((n, part) => n + part.generatorCpu, 0)
+  const host = slices.reduce((sum, part) => plus(sum, part.host), NO_TICKS)
   return {
     rps: requests / seconds,
     p50: median(slices.map(part => part.p50)),
@@ -183,6 +196,8 @@ export function summed (slices: readonly Slice[]): Omit<Figures, 'ratio' | 'base
     rssMb: Math.max(...slices.map(part => part.rssMb)),
     serverBusy: cpu / seconds,
     generatorBusy: generatorCpu / seconds,
+    coreIdle: share(host.serverCore.idle, host.serverCore.total),
+    steal: share(host.machine.steal, host.machine.total),
     cpuUs: cpu * 1e6 / Math.max(1, requests),
     kernelUs: kernelCpu * 1e6 / Math.max(1, requests),
     errors: slices.reduce((n, part) => n + part.errors, 0)

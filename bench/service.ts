@@ -138,12 +138,12 @@ export function resultsTable (): Results {
 
 /** The figures as the result file keeps them: ratios to three places, CPU (all and kernel) to a tenth of a µs. */
 function rounded (figures: Figures): Figures {
-  return { ...figures, ratio: Number(figures.ratio.toFixed(3)), cpuRatio: Number(figures.cpuRatio.toFixed(3)), serverBusy: Number(figures.serverBusy.toFixed(2)), generatorBusy: Number(figures.generatorBusy.toFixed(2)), cpuUs: Number(figures.cpuUs.toFixed(1)), kernelUs: Number(figures.kernelUs.toFixed(1)) }
+  return { ...figures, ratio: Number(figures.ratio.toFixed(3)), cpuRatio: Number(figures.cpuRatio.toFixed(3)), serverBusy: Number(figures.serverBusy.toFixed(2)), generatorBusy: Number(figures.generatorBusy.toFixed(2)), coreIdle: Number(figures.coreIdle.toFixed(2)), steal: Number(figures.steal.toFixed(3)), cpuUs: Number(figures.cpuUs.toFixed(1)), kernelUs: Number(figures.kernelUs.toFixed(1)) }
 }
 
 /** One line of the printed table. */
 function tableRow (name: string, figures: Figures): string {
-  return `${name.padEnd(34)} ${figures.rps.toFixed(0).padStart(8)} req/s  ratio ${figures.ratio.toFixed(3)} (baseline ${figures.baselineRps.toFixed(0)})  p50 ${String(figures.p50).padStart(4)} ms  p99 ${String(figures.p99).padStart(4)} ms  rss ${figures.rssMb.toFixed(1).padStart(5)} MB  server busy ${(100 * figures.serverBusy).toFixed(0).padStart(3)}%  generator busy ${(100 * figures.generatorBusy).toFixed(0).padStart(3)}%  ${figures.cpuUs.toFixed(0).padStart(4)} µs/req (kernel ${figures.kernelUs.toFixed(0).padStart(3)})  cpu ratio ${figures.cpuRatio.toFixed(3)}${figures.errors > 0 ? `  errors ${figures.errors}` : ''}`
+  return `${name.padEnd(34)} ${figures.rps.toFixed(0).padStart(8)} req/s  ratio ${figures.ratio.toFixed(3)} (baseline ${figures.baselineRps.toFixed(0)})  p50 ${String(figures.p50).padStart(4)} ms  p99 ${String(figures.p99).padStart(4)} ms  rss ${figures.rssMb.toFixed(1).padStart(5)} MB  server busy ${(100 * figures.serverBusy).toFixed(0).padStart(3)}%  generator busy ${(100 * figures.generatorBusy).toFixed(0).padStart(3)}%  core idle ${(100 * figures.coreIdle).toFixed(0).padStart(3)}%  steal ${(100 * figures.steal).toFixed(1).padStart(4)}%  ${figures.cpuUs.toFixed(0).padStart(4)} µs/req (kernel ${figures.kernelUs.toFixed(0).padStart(3)})  cpu ratio ${figures.cpuRatio.toFixed(3)}${figures.errors > 0 ? `  errors ${figures.errors}` : ''}`
 }
 
 /** Writes a run's results to bench/results/, named by the time and `kind`; returns the file's path. */

@@ -4,7 +4,7 @@ import { budgetVerdicts, formatVerdict, latencyPremiseLine } from '../../bench/b
 import type { Figures } from '../../bench/measure.js'
 
 const figures = (ratio: number, rps: number, rssMb = 120): Figures =>
-  ({ rps, ratio, baselineRps: rps / ratio, p50: 2, p99: 4, rssMb, serverBusy: 0.99, generatorBusy: 0.7, cpuUs: 100, kernelUs: 20, cpuRatio: ratio, errors: 0 })
+  ({ rps, ratio, baselineRps: rps / ratio, p50: 2, p99: 4, rssMb, serverBusy: 0.99, generatorBusy: 0.7, coreIdle: 0.01, steal: 0, cpuUs: 100, kernelUs: 20, cpuRatio: ratio, errors: 0 })
 
 t.test('growth is the pair\'s own figure, not a quotient of ratios over two baselines', async t => {
   // The 100k run's baseline was slow, so its ratio is high; the service held its pace on 1M.

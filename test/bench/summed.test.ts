@@ -3,10 +3,15 @@
  * over the stretches' sums, so that a short stretch weighs what it lasted.
  */
 import t from 'tap'
+import type { HostTicks } from '../../bench/host-cpu.js'
 import { summed, type Slice } from '../../bench/measure.js'
 
-const stretch = (seconds: number, cpu: number, generatorCpu: number, requests: number): Slice =>
-  ({ requests, seconds, cpu, kernelCpu: cpu / 4, generatorCpu, p50: 1, p99: 4, rssMb: 100, errors: 0 })
+/** Ticks of a stretch on a two-core machine: the server's core idle `idle` of `total`, `steal` of the machine's 2 × `total` stolen. */
+const ticks = (total: number, idle: number, steal: number): HostTicks =>
+  ({ serverCore: { idle, steal: 0, total }, machine: { idle: 2 * idle, steal, total: 2 * total } })
+
+const stretch = (seconds: number, cpu: number, generatorCpu: number, requests: number, host = ticks(100 * seconds, 0, 0)): Slice =>
+  ({ requests, seconds, cpu, kernelCpu: cpu / 4, generatorCpu, host, p50: 1, p99: 4, rssMb: 100, errors: 0 })
 
 t.test('how busy the server and the load generator were is each one\'s CPU over the stretches\' time', async t => {
   const figures = summed([stretch(2, 1.6, 2, 20_000), stretch(1, 0.5, 0.7, 8_000)])
@@ -14,4 +19,16 @@ t.test('how busy the server and the load generator were is each one\'s CPU over 
   t.equal(figures.generatorBusy.toFixed(3), '0.900', 'generator: 2.7 CPU seconds in 3: it was the limit, not the server')
   t.equal(figures.rps.toFixed(0), '9333')
   t.equal(figures.cpuUs.toFixed(1), '75.0', 'server CPU per answer over all the answers')
+})
+
+t.test('the server\'s core idle and the machine\'s steal are shares of the stretches\' ticks, a long stretch weighing more', async t => {
+  const figures = summed([stretch(2, 1.6, 2, 20_000, ticks(200, 40, 0)), stretch(1, 0.5, 0.7, 8_000, ticks(100, 50, 12))])
+  t.equal(figures.coreIdle.toFixed(3), '0.300', '90 idle ticks of the server\'s 300: 0.3, where averaging the two stretches would say 0.35')
+  t.equal(figures.steal.toFixed(3), '0.020', '12 stolen ticks of the machine\'s 600')
+})
+
+t.test('with nothing counted (no /proc/stat), both read 0 rather than NaN', async t => {
+  const figures = summed([stretch(1, 0.5, 0.5, 1000, ticks(0, 0, 0))])
+  t.equal(figures.coreIdle, 0)
+  t.equal(figures.steal, 0)
 })
