@@ -120,6 +120,8 @@ export interface Figures {
   /** The baseline's CPU per answer over this one's: the ratio the server alone would reach if both were CPU-bound. */
   cpuRatio: number
   errors: number
+  /** Every run's ratio, in the order taken, beside the median run's figures above: how far the runs spread. */
+  runRatios?: readonly number[]
 }
 
 export const HELLO: Workload = { name: 'baseline', path: '/hello' }
@@ -233,9 +235,10 @@ async function runsInTurns (subjects: readonly Subject[], baseline: Server): Pro
   return runs
 }
 
-/** The run whose ratio is the median (of an even count, the upper of the middle two). */
-function medianRun (runs: readonly Figures[]): Figures {
-  return [...runs].sort((a, b) => a.ratio - b.ratio || a.rps - b.rps)[Math.floor(runs.length / 2)]!
+/** The run whose ratio is the median (of an even count, the upper of the middle two), with every run's ratio. */
+export function medianRun (runs: readonly Figures[]): Figures {
+  const median = [...runs].sort((a, b) => a.ratio - b.ratio || a.rps - b.rps)[Math.floor(runs.length / 2)]!
+  return { ...median, runRatios: runs.map(run => run.ratio) }
 }
 
 /** A workload's figures: the median of RUNS runs, each taken in turns with baseline load. */

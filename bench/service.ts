@@ -136,14 +136,45 @@ export function resultsTable (): Results {
   }
 }
 
+/** `value` to `digits` places, as a number. */
+const places = (value: number, digits: number): number => Number(value.toFixed(digits))
+
 /** The figures as the result file keeps them: ratios to three places, CPU (all and kernel) to a tenth of a µs. */
 function rounded (figures: Figures): Figures {
-  return { ...figures, ratio: Number(figures.ratio.toFixed(3)), cpuRatio: Number(figures.cpuRatio.toFixed(3)), serverBusy: Number(figures.serverBusy.toFixed(2)), generatorBusy: Number(figures.generatorBusy.toFixed(2)), coreIdle: Number(figures.coreIdle.toFixed(2)), steal: Number(figures.steal.toFixed(3)), cpuUs: Number(figures.cpuUs.toFixed(1)), kernelUs: Number(figures.kernelUs.toFixed(1)) }
+  return {
+    ...figures,
+    ...figures.runRatios === undefined ? {} : { runRatios: figures.runRatios.map(ratio => places(ratio, 3)) },
+    ratio: places(figures.ratio, 3),
+    cpuRatio: places(figures.cpuRatio, 3),
+    serverBusy: places(figures.serverBusy, 2),
+    generatorBusy: places(figures.generatorBusy, 2),
+    coreIdle: places(figures.coreIdle, 2),
+    steal: places(figures.steal, 3),
+    cpuUs: places(figures.cpuUs, 1),
+    kernelUs: places(figures.kernelUs, 1)
+  }
 }
+
+const percent = (share: number, digits = 0): string => `${(100 * share).toFixed(digits).padStart(digits === 0 ? 3 : 4)}%`
 
 /** One line of the printed table. */
 function tableRow (name: string, figures: Figures): string {
-  return `${name.padEnd(34)} ${figures.rps.toFixed(0).padStart(8)} req/s  ratio ${figures.ratio.toFixed(3)} (baseline ${figures.baselineRps.toFixed(0)})  p50 ${String(figures.p50).padStart(4)} ms  p99 ${String(figures.p99).padStart(4)} ms  rss ${figures.rssMb.toFixed(1).padStart(5)} MB  server busy ${(100 * figures.serverBusy).toFixed(0).padStart(3)}%  generator busy ${(100 * figures.generatorBusy).toFixed(0).padStart(3)}%  core idle ${(100 * figures.coreIdle).toFixed(0).padStart(3)}%  steal ${(100 * figures.steal).toFixed(1).padStart(4)}%  ${figures.cpuUs.toFixed(0).padStart(4)} µs/req (kernel ${figures.kernelUs.toFixed(0).padStart(3)})  cpu ratio ${figures.cpuRatio.toFixed(3)}${figures.errors > 0 ? `  errors ${figures.errors}` : ''}`
+  const runs = figures.runRatios ?? []
+  return [
+    `${name.padEnd(34)} ${figures.rps.toFixed(0).padStart(8)} req/s`,
+    `ratio ${figures.ratio.toFixed(3)} (baseline ${figures.baselineRps.toFixed(0)})`,
+    `p50 ${String(figures.p50).padStart(4)} ms`,
+    `p99 ${String(figures.p99).padStart(4)} ms`,
+    `rss ${figures.rssMb.toFixed(1).padStart(5)} MB`,
+    `server busy ${percent(figures.serverBusy)}`,
+    `generator busy ${percent(figures.generatorBusy)}`,
+    `core idle ${percent(figures.coreIdle)}`,
+    `steal ${percent(figures.steal, 1)}`,
+    `${figures.cpuUs.toFixed(0).padStart(4)} µs/req (kernel ${figures.kernelUs.toFixed(0).padStart(3)})`,
+    `cpu ratio ${figures.cpuRatio.toFixed(3)}`,
+    ...runs.length > 1 ? [`runs ${runs.map(ratio => ratio.toFixed(3)).join(' ')}`] : [],
+    ...figures.errors > 0 ? [`errors ${figures.errors}`] : []
+  ].join('  ')
 }
 
 /** Writes a run's results to bench/results/, named by the time and `kind`; returns the file's path. */
