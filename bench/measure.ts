@@ -248,12 +248,13 @@ export async function measure (server: Server, workload: Workload, baseline: Ser
 
 /**
  * Several subjects measured in the same runs, slice after slice, each
- * reported as measure reports it (in subjects' order). Their ratios then share
- * their baselines and compare with one another: measured a workload at a
- * time, GET one with an API key read 0.05 below GET one with a JWT in three
- * full runs, while the two cost the same CPU per request in turns (40–50 µs
- * each on 12-07); the hello had run at 26,000 req/s in the one's turns and at
- * 35,000 in the other's.
+ * reported as measure reports it (in subjects' order). Within a run their
+ * ratios share a baseline and compare with one another: measured a workload
+ * at a time, GET one with an API key read 0.05 below GET one with a JWT in
+ * three full runs, while the two cost the same CPU per request in turns
+ * (40–50 µs each on 12-07); the hello had run at 26,000 req/s in the one's
+ * turns and at 35,000 in the other's. Each subject's median run is still its
+ * own, so two lines may stand on different runs: their `runRatios` show each.
  */
 export async function measureTogether (subjects: readonly Subject[], baseline: Server): Promise<Figures[]> {
   const runs = await runsInTurns(subjects, baseline)
