@@ -143,7 +143,7 @@ const places = (value: number, digits: number): number => Number(value.toFixed(d
 function rounded (figures: Figures): Figures {
   return {
     ...figures,
-    ...figures.runRatios === undefined ? {} : { runRatios: figures.runRatios.map(ratio => places(ratio, 3)) },
+    runRatios: figures.runRatios?.map(ratio => places(ratio, 3)),
     ratio: places(figures.ratio, 3),
     cpuRatio: places(figures.cpuRatio, 3),
     serverBusy: places(figures.serverBusy, 2),
