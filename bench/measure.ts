@@ -107,6 +107,14 @@ export interface Figures {
    * wake of a sleeping virtual CPU is an exit to the host).
    */
   coreIdle: number
+  /**
+   * How that idle time came: the times a second the server's core went to
+   * sleep, and how long a sleep lasted. Thousands of short sleeps a second
+   * are time lost between requests (each wake-up, under a hypervisor, is the
+   * host's to make); a few long ones, a server with nothing to do. Absent
+   * where cpuidle cannot be read (host-cpu.ts).
+   */
+  coreSleeps?: { perSecond: number, meanMicros: number }
   /** Share of the machine's CPU time the hypervisor gave to other guests: the server denied its core, not waiting. */
   steal: number
   /** Server CPU per answer, in µs: what a request costs whoever is the bottleneck. */
@@ -199,6 +207,9 @@ export function summed (slices: readonly Slice[]): Omit<Figures, 'ratio' | 'base
     serverBusy: cpu / seconds,
     generatorBusy: generatorCpu / seconds,
     coreIdle: share(host.serverCore.idle, host.serverCore.total),
+    coreSleeps: host.serverSleeps === undefined
+      ? undefined
+      : { perSecond: host.serverSleeps.entered / seconds, meanMicros: host.serverSleeps.micros / Math.max(1, host.serverSleeps.entered) },
     steal: share(host.machine.steal, host.machine.total),
     cpuUs: cpu * 1e6 / Math.max(1, requests),
     kernelUs: kernelCpu * 1e6 / Math.max(1, requests),

@@ -149,6 +149,7 @@ function rounded (figures: Figures): Figures {
     serverBusy: places(figures.serverBusy, 2),
     generatorBusy: places(figures.generatorBusy, 2),
     coreIdle: places(figures.coreIdle, 2),
+    coreSleeps: figures.coreSleeps === undefined ? undefined : { perSecond: Math.round(figures.coreSleeps.perSecond), meanMicros: Math.round(figures.coreSleeps.meanMicros) },
     steal: places(figures.steal, 3),
     cpuUs: places(figures.cpuUs, 1),
     kernelUs: places(figures.kernelUs, 1)
@@ -168,7 +169,7 @@ function tableRow (name: string, figures: Figures): string {
     `rss ${figures.rssMb.toFixed(1).padStart(5)} MB`,
     `server busy ${percent(figures.serverBusy)}`,
     `generator busy ${percent(figures.generatorBusy)}`,
-    `core idle ${percent(figures.coreIdle)}`,
+    `core idle ${percent(figures.coreIdle)}${figures.coreSleeps === undefined ? '' : ` (${figures.coreSleeps.perSecond.toFixed(0).padStart(5)} sleeps/s of ${figures.coreSleeps.meanMicros.toFixed(0).padStart(4)} µs)`}`,
     `steal ${percent(figures.steal, 1)}`,
     `${figures.cpuUs.toFixed(0).padStart(4)} µs/req (kernel ${figures.kernelUs.toFixed(0).padStart(3)})`,
     `cpu ratio ${figures.cpuRatio.toFixed(3)}`,

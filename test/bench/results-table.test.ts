@@ -28,6 +28,15 @@ t.test('the table line shows the runs\' spread; the result file keeps it to thre
   t.equal(results['GET one task (API key) [100k]']!.coreIdle, 0.01)
 })
 
+t.test('the core\'s sleeps follow its idle share when they were counted, whole in the result file', async t => {
+  const { table, results, record } = resultsTable()
+  record('GET one task (JWT) [100k]', { ...run(0.499, 19_839), coreIdle: 0.221, coreSleeps: { perSecond: 3040.6, meanMicros: 72.7 } })
+  t.match(table[0], /core idle {2}22% \( 3041 sleeps\/s of {3}73 µs\) {2}steal/)
+  t.same(results['GET one task (JWT) [100k]']!.coreSleeps, { perSecond: 3041, meanMicros: 73 })
+  record('GET one task (JWT) [100k], uncounted', run(0.499, 19_839))
+  t.notMatch(table[1], /sleeps/, 'nothing is said of sleeps that were not counted')
+})
+
 t.test('a workload of a single run (--quick) has no spread to show', async t => {
   const { table, record } = resultsTable()
   record('GET one task (JWT) [100k]', medianRun([run(0.4, 18_000)]))

@@ -3,12 +3,12 @@
  * over the stretches' sums, so that a short stretch weighs what it lasted.
  */
 import t from 'tap'
-import type { HostTicks } from '../../bench/host-cpu.js'
+import type { HostTicks, Sleeps } from '../../bench/host-cpu.js'
 import { summed, type Slice } from '../../bench/measure.js'
 
 /** Ticks of a stretch on a two-core machine: the server's core idle `idle` of `total`, `steal` of the machine's 2 × `total` stolen. */
-const ticks = (total: number, idle: number, steal: number): HostTicks =>
-  ({ serverCore: { idle, steal: 0, total }, machine: { idle: 2 * idle, steal, total: 2 * total } })
+const ticks = (total: number, idle: number, steal: number, serverSleeps?: Sleeps): HostTicks =>
+  ({ serverCore: { idle, steal: 0, total }, machine: { idle: 2 * idle, steal, total: 2 * total }, serverSleeps })
 
 const stretch = (seconds: number, cpu: number, generatorCpu: number, requests: number, host = ticks(100 * seconds, 0, 0)): Slice =>
   ({ requests, seconds, cpu, kernelCpu: cpu / 4, generatorCpu, host, p50: 1, p99: 4, rssMb: 100, errors: 0 })
@@ -31,4 +31,18 @@ t.test('with nothing counted (no /proc/stat), both read 0 rather than NaN', asyn
   const figures = summed([stretch(1, 0.5, 0.5, 1000, ticks(0, 0, 0))])
   t.equal(figures.coreIdle, 0)
   t.equal(figures.steal, 0)
+})
+
+t.test('the server\'s core\'s sleeps: how many a second over the stretches\' time, and how long one lasted over them all', async t => {
+  const figures = summed([
+    stretch(2, 1.6, 2, 20_000, ticks(200, 40, 0, { entered: 6000, micros: 300_000 })),
+    stretch(1, 0.5, 0.7, 8_000, ticks(100, 50, 0, { entered: 3000, micros: 600_000 }))
+  ])
+  t.equal(figures.coreSleeps?.perSecond, 3000, '9,000 sleeps in 3 s')
+  t.equal(figures.coreSleeps?.meanMicros, 100, '900,000 µs in 9,000 sleeps, where averaging the stretches\' means (50 and 200) would say 125')
+})
+
+t.test('a core that never slept has a rate of 0, not a mean of NaN; no counters, no figure', async t => {
+  t.same(summed([stretch(1, 1, 0.5, 1000, ticks(100, 0, 0, { entered: 0, micros: 0 }))]).coreSleeps, { perSecond: 0, meanMicros: 0 })
+  t.equal(summed([stretch(1, 1, 0.5, 1000)]).coreSleeps, undefined)
 })
