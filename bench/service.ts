@@ -139,7 +139,7 @@ export function resultsTable (): Results {
 /** `value` to `digits` places, as a number. */
 const places = (value: number, digits: number): number => Number(value.toFixed(digits))
 
-/** The figures as the result file keeps them: ratios to three places, CPU (all and kernel) to a tenth of a µs. */
+/** The figures as the result file keeps them: ratios to three places, CPU (all and kernel) to a tenth of a µs, the core's sleeps whole. */
 function rounded (figures: Figures): Figures {
   return {
     ...figures,
@@ -149,7 +149,7 @@ function rounded (figures: Figures): Figures {
     serverBusy: places(figures.serverBusy, 2),
     generatorBusy: places(figures.generatorBusy, 2),
     coreIdle: places(figures.coreIdle, 2),
-    coreSleeps: figures.coreSleeps === undefined ? undefined : { perSecond: Math.round(figures.coreSleeps.perSecond), meanMicros: Math.round(figures.coreSleeps.meanMicros) },
+    coreSleeps: figures.coreSleeps === undefined ? undefined : { perSecond: places(figures.coreSleeps.perSecond, 0), meanMicros: places(figures.coreSleeps.meanMicros, 0) },
     steal: places(figures.steal, 3),
     cpuUs: places(figures.cpuUs, 1),
     kernelUs: places(figures.kernelUs, 1)
