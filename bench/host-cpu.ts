@@ -87,11 +87,11 @@ export function sleepsIn (cpuidle: string): Sleeps | undefined {
  * /proc/stat cannot be read (not Linux), every count is zero.
  */
 export function hostTicksFrom (pinned: boolean): () => HostTicks {
-  // Read only for CPU 0, the servers' core when pinned: unpinned, a server's sleeps are no one core's.
   const core = pinned ? 'cpu0' : 'cpu'
   const read = (): HostTicks => {
     let stat = ''
     try { stat = readFileSync('/proc/stat', 'utf8') } catch { /* no /proc: nothing to count */ }
+    // Unpinned, the server runs on any core, and no one core's sleeps are its own.
     return { serverCore: parseCpuLine(stat, core), machine: parseCpuLine(stat, 'cpu'), serverSleeps: pinned ? sleepsIn(SERVER_CPUIDLE) : undefined }
   }
   const before = read()
